@@ -1,0 +1,174 @@
+"""Dailies and their entries.
+
+``published_q`` is the one definition of "visible to readers": ``Daily.objects.published()``,
+``DailyEntry.objects.published()`` and the selectors built on them are the only way public
+code reads dailies, entries and the papers in them.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import models
+from django.db.models import Max, Min, Q
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from papers.models import SCORE_MAX, SCORE_MIN, SCORE_VALIDATORS, Paper, Track
+
+
+class DailyStatus(models.TextChoices):
+    DRAFT = "draft", _("Draft")
+    SCHEDULED = "scheduled", _("Scheduled")
+    PUBLISHED = "published", _("Published")
+
+
+def published_q(prefix: str = "") -> Q:
+    """The condition a daily meets when readers may see it; ``prefix`` reaches it via joins."""
+    return Q(**{f"{prefix}status": DailyStatus.PUBLISHED})
+
+
+class DailyQuerySet(models.QuerySet):
+    def published(self) -> DailyQuerySet:
+        return self.filter(published_q())
+
+    def for_track(self, track: Track) -> DailyQuerySet:
+        return self.filter(track=track)
+
+
+class Daily(models.Model):
+    Status = DailyStatus
+
+    track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="dailies")
+    date = models.DateField(help_text=_("The day of the daily, in the editorial time zone."))
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    publish_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("When a scheduled daily goes out.")
+    )
+    published_at = models.DateTimeField(null=True, blank=True, editable=False)
+    intro_en = models.TextField(_("intro (English)"), blank=True)
+    intro_zh = models.TextField(_("intro (Chinese)"), blank=True)
+    candidates_scored = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text=_("Recorded by the system when the daily is assembled or imported."),
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DailyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-date", "track"]
+        verbose_name_plural = _("dailies")
+        get_latest_by = "date"
+        permissions = [("publish_daily", _("Can publish, schedule and unpublish dailies"))]
+        constraints = [
+            models.UniqueConstraint(fields=["track", "date"], name="dailies_daily_unique_track_date"),
+            models.CheckConstraint(
+                name="dailies_daily_scheduled_has_time",
+                condition=~Q(status=DailyStatus.SCHEDULED) | Q(publish_at__isnull=False),
+            ),
+            models.CheckConstraint(
+                name="dailies_daily_published_has_time",
+                condition=~Q(status=DailyStatus.PUBLISHED) | Q(published_at__isnull=False),
+            ),
+        ]
+        indexes = [
+            # home page and track archive: a track's published dailies, newest first
+            models.Index(fields=["track", "status", "-date"], name="dailies_daily_track_status_idx"),
+            # the periodic publisher: scheduled dailies that are due
+            models.Index(fields=["status", "publish_at"], name="dailies_daily_due_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.track.slug} {self.date:%Y-%m-%d}"
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == DailyStatus.PUBLISHED
+
+    def get_absolute_url(self) -> str:
+        return reverse(
+            "dailies:daily", kwargs={"track": self.track.slug, "date": self.date.isoformat()}
+        )
+
+    def stats(self) -> DailyStats:
+        """Selected count and score range, derived from the entries (runs a query)."""
+        agg = self.entries.aggregate(
+            selected=models.Count("pk"), low=Min("score"), high=Max("score")
+        )
+        return DailyStats(self.candidates_scored, agg["selected"], agg["low"], agg["high"])
+
+
+class DailyStats:
+    """What the stats line says; always derived, never typed by an editor."""
+
+    def __init__(
+        self,
+        candidates: int | None,
+        selected: int,
+        low: Decimal | None,
+        high: Decimal | None,
+    ) -> None:
+        self.candidates = candidates
+        self.selected = selected
+        self.low = low
+        self.high = high
+
+    @classmethod
+    def from_entries(cls, candidates: int | None, entries: list[DailyEntry]) -> DailyStats:
+        scores = [e.score for e in entries if e.score is not None]
+        return cls(candidates, len(entries), min(scores, default=None), max(scores, default=None))
+
+    @property
+    def has_range(self) -> bool:
+        return self.low is not None
+
+
+class DailyEntryQuerySet(models.QuerySet):
+    def published(self) -> DailyEntryQuerySet:
+        return self.filter(published_q("daily__"))
+
+
+class DailyEntry(models.Model):
+    daily = models.ForeignKey(Daily, on_delete=models.CASCADE, related_name="entries")
+    paper = models.ForeignKey(Paper, on_delete=models.PROTECT, related_name="daily_entries")
+    position = models.PositiveSmallIntegerField()
+    is_lead = models.BooleanField(_("lead story"), default=False)
+    score = models.DecimalField(
+        max_digits=3,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=SCORE_VALIDATORS,
+        help_text=_("The score shown on the daily."),
+    )
+
+    objects = DailyEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["daily", "position"]
+        verbose_name_plural = _("daily entries")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["daily", "position"], name="dailies_entry_unique_position"
+            ),
+            models.UniqueConstraint(fields=["daily", "paper"], name="dailies_entry_unique_paper"),
+            models.UniqueConstraint(
+                fields=["daily"], condition=Q(is_lead=True), name="dailies_entry_one_lead"
+            ),
+            models.CheckConstraint(
+                name="dailies_entry_score_in_range",
+                condition=Q(score__isnull=True) | (Q(score__gte=SCORE_MIN) & Q(score__lte=SCORE_MAX)),
+            ),
+            models.CheckConstraint(name="dailies_entry_position_positive", condition=Q(position__gte=1)),
+        ]
+        indexes = [
+            # paper page and index: the dailies a paper appeared in
+            models.Index(fields=["paper", "daily"], name="dailies_entry_paper_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.daily} #{self.position} {self.paper}"

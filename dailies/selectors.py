@@ -1,0 +1,144 @@
+"""Reads for the public pages. Each list has its own prefetching queryset so that its page
+costs a fixed number of queries, whatever the number of entries."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet, Subquery
+
+from dailies.extensions import paper_prefetches
+from dailies.models import Daily, DailyEntry
+from papers.models import Paper, Track
+
+
+def published_papers() -> QuerySet[Paper]:
+    """Papers that appear in at least one published daily — the only papers readers see."""
+    return Paper.objects.filter(Exists(DailyEntry.objects.published().filter(paper=OuterRef("pk"))))
+
+
+def visible_dailies(*, staff: bool) -> QuerySet[Daily]:
+    """Staff preview drafts and scheduled dailies; everyone else sees published ones."""
+    return Daily.objects.all() if staff else Daily.objects.published()
+
+
+def visible_papers(*, staff: bool) -> QuerySet[Paper]:
+    return Paper.objects.all() if staff else published_papers()
+
+
+def _paper_lookups(prefix: str) -> list:
+    return [
+        f"{prefix}organizations",
+        f"{prefix}summaries",
+        f"{prefix}topics",
+        *paper_prefetches(prefix),
+    ]
+
+
+def daily_entries(daily: Daily) -> list[DailyEntry]:
+    """A daily's entries in order, with everything its page shows (a fixed 5+ queries)."""
+    return list(
+        daily.entries.select_related("paper", "paper__venue")
+        .prefetch_related(*_paper_lookups("paper__"))
+        .order_by("position")
+    )
+
+
+def daily_neighbours(daily: Daily, *, staff: bool) -> tuple[Daily | None, Daily | None]:
+    """The previous and next daily of the same track that the reader may see (2 queries)."""
+    same_track = visible_dailies(staff=staff).filter(track_id=daily.track_id)
+    previous = same_track.filter(date__lt=daily.date).order_by("-date").first()
+    following = same_track.filter(date__gt=daily.date).order_by("date").first()
+    return previous, following
+
+
+def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]]]:
+    """For the home page: each active track with its newest published dailies (2 queries)."""
+    tracks = list(Track.objects.filter(is_active=True))
+    dailies = (
+        Daily.objects.published()
+        .filter(track__in=tracks)
+        .order_by("track_id", "-date")
+    )
+    by_track: dict[int, list[Daily]] = {t.pk: [] for t in tracks}
+    for daily in dailies:
+        if len(by_track[daily.track_id]) < recent:
+            by_track[daily.track_id].append(daily)
+    return [(t, by_track[t.pk]) for t in tracks if by_track[t.pk]]
+
+
+def lead_entries(dailies: list[Daily]) -> dict[int, DailyEntry]:
+    """The lead entry of each daily, with its paper's summaries (2 queries)."""
+    entries = (
+        DailyEntry.objects.filter(daily__in=dailies, is_lead=True)
+        .select_related("paper")
+        .prefetch_related("paper__summaries")
+    )
+    return {e.daily_id: e for e in entries}
+
+
+def entry_counts(dailies: list[Daily]) -> dict[int, int]:
+    rows = (
+        DailyEntry.objects.filter(daily__in=dailies)
+        .values("daily_id")
+        .annotate(n=Count("pk"))
+    )
+    return {row["daily_id"]: row["n"] for row in rows}
+
+
+def track_archive(track: Track) -> QuerySet[Daily]:
+    return Daily.objects.published().filter(track=track).order_by("-date")
+
+
+def index_papers() -> QuerySet[Paper]:
+    """Papers of published dailies, newest daily first, then by their place in that daily.
+
+    The page slices this queryset; prefetches then run once per page (fixed query count).
+    """
+    published_entries = (
+        DailyEntry.objects.published()
+        .select_related("daily", "daily__track")
+        .order_by("-daily__date", "daily__track__position")
+    )
+    latest = DailyEntry.objects.published().filter(paper=OuterRef("pk")).order_by(
+        "-daily__date", "position"
+    )
+    return (
+        published_papers()
+        .annotate(
+            last_appeared=Subquery(latest.values("daily__date")[:1]),
+            last_position=Subquery(latest.values("position")[:1]),
+        )
+        .select_related("venue")
+        .prefetch_related(
+            *_paper_lookups(""),
+            Prefetch("daily_entries", queryset=published_entries, to_attr="published_entries"),
+        )
+        .order_by("-last_appeared", "last_position", "pk")
+    )
+
+
+def paper_page(paper: Paper, *, staff: bool) -> Paper:
+    """Reload ``paper`` with what its page shows: summaries, scores, visible entries."""
+    entries = (
+        DailyEntry.objects.filter(daily__in=visible_dailies(staff=staff))
+        .select_related("daily", "daily__track")
+        .order_by("-daily__date")
+    )
+    return (
+        Paper.objects.filter(pk=paper.pk)
+        .select_related("venue")
+        .prefetch_related(
+            *_paper_lookups(""),
+            Prefetch("daily_entries", queryset=entries, to_attr="published_entries"),
+            "scores__track",
+        )
+        .get()
+    )
+
+
+def parse_date(value: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return None

@@ -1,0 +1,125 @@
+"""Deep dives (long bilingual write-ups) and the reference programs they link to."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from dailies.selectors import published_papers
+from deepdives.text import reading_minutes
+from papers.languages import Language, localized
+from papers.models import Paper
+
+
+class ReferenceCode(models.Model):
+    class RunStatus(models.TextChoices):
+        NEVER = "never", _("Never run")
+        PASSED = "passed", _("Passed")
+        FAILED = "failed", _("Failed")
+        TIMED_OUT = "timeout", _("Timed out")
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=120)
+    module = models.CharField(
+        max_length=120, unique=True, help_text=_("Dotted module under deepdives.reference.")
+    )
+    paper = models.ForeignKey(
+        Paper, null=True, blank=True, on_delete=models.SET_NULL, related_name="reference_codes"
+    )
+    description_en = models.TextField(_("description (English)"), blank=True)
+    description_zh = models.TextField(_("description (Chinese)"), blank=True)
+    last_status = models.CharField(
+        max_length=10, choices=RunStatus.choices, default=RunStatus.NEVER, editable=False
+    )
+    last_output = models.TextField(blank=True, editable=False)
+    last_duration_ms = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    last_run_at = models.DateTimeField(null=True, blank=True, editable=False)
+    code_hash = models.CharField(max_length=64, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("reference code")
+        verbose_name_plural = _("reference code")
+        constraints = [
+            models.CheckConstraint(
+                name="deepdives_refcode_module_under_reference",
+                condition=Q(module__startswith="deepdives.reference."),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def command(self) -> str:
+        return f"python -m {self.module}"
+
+
+class DeepDiveQuerySet(models.QuerySet):
+    def published(self) -> DeepDiveQuerySet:
+        """Published deep dives of papers readers can see (a subquery on dailies)."""
+        return self.filter(status=DeepDive.Status.PUBLISHED, paper__in=published_papers())
+
+
+class DeepDive(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        PUBLISHED = "published", _("Published")
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="deep_dives")
+    slug = models.SlugField(max_length=120, unique=True)
+    title_en = models.CharField(_("title (English)"), max_length=300, blank=True)
+    title_zh = models.CharField(_("title (Chinese)"), max_length=300, blank=True)
+    body_en = models.TextField(_("body (English, Markdown)"), blank=True)
+    body_zh = models.TextField(_("body (Chinese, Markdown)"), blank=True)
+    reading_minutes_en = models.PositiveSmallIntegerField(default=0, editable=False)
+    reading_minutes_zh = models.PositiveSmallIntegerField(default=0, editable=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    reference_code = models.ForeignKey(
+        ReferenceCode, null=True, blank=True, on_delete=models.SET_NULL, related_name="deep_dives"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DeepDiveQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["paper"], name="deepdives_deepdive_one_per_paper"),
+            models.CheckConstraint(
+                name="deepdives_deepdive_has_a_body",
+                condition=~Q(body_en="") | ~Q(body_zh=""),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title_en or self.title_zh or self.slug
+
+    def save(self, *args, **kwargs) -> None:
+        # Reading time is a pure function of the bodies; keep the stored copy in step.
+        self.reading_minutes_en = reading_minutes(self.body_en, Language.EN)
+        self.reading_minutes_zh = reading_minutes(self.body_zh, Language.ZH)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and {"body_en", "body_zh"} & set(update_fields):
+            kwargs["update_fields"] = {*update_fields, "reading_minutes_en", "reading_minutes_zh"}
+        super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("deepdives:detail", kwargs={"slug": self.slug})
+
+    def title(self, language: str):
+        return localized(self, "title", language)
+
+    def body(self, language: str):
+        return localized(self, "body", language)
+
+    def minutes(self, language: str) -> int:
+        """Reading time of the text the reader gets in ``language`` (after fallback).
+
+        Uses the stored minutes (0 for an empty body), so list pages can defer the bodies.
+        """
+        own = self.reading_minutes_zh if language == Language.ZH else self.reading_minutes_en
+        other = self.reading_minutes_en if language == Language.ZH else self.reading_minutes_zh
+        return own or other

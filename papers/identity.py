@@ -1,0 +1,40 @@
+"""Canonical identity of a research item: arXiv id without version, else DOI, else a
+normalised URL, else (for items typed in by hand with no identifier) the normalised title."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from urllib.parse import urlsplit, urlunsplit
+
+_ARXIV_NEW = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
+_ARXIV_OLD = re.compile(r"^([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?$")
+
+
+def normalise_title(title: str) -> str:
+    text = unicodedata.normalize("NFKC", title).casefold()
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+
+
+def normalise_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    path = parts.path.rstrip("/") or "/"
+    return urlunsplit(("https", host, path, parts.query, ""))
+
+
+def canonical_id(
+    *, arxiv_id: str = "", doi: str = "", url: str = "", title: str = ""
+) -> str:
+    if arxiv_id:
+        match = _ARXIV_NEW.match(arxiv_id.strip()) or _ARXIV_OLD.match(arxiv_id.strip())
+        if not match:
+            raise ValueError(f"not an arXiv identifier: {arxiv_id!r}")
+        return f"arxiv:{match.group(1)}"
+    if doi:
+        return f"doi:{doi.strip().lower().removeprefix('https://doi.org/')}"
+    if url:
+        return f"url:{normalise_url(url)}"
+    if title.strip():
+        return f"title:{normalise_title(title)}"
+    raise ValueError("an item needs an arXiv id, a DOI, a URL or a title")

@@ -1,0 +1,301 @@
+"""Papers and what describes them: tracks, sources, organisations, venues, topics,
+per-language summaries and rubric scores.
+
+This app knows nothing of dailies; whether a paper is visible to readers is decided by the
+``dailies`` app, which is the only place that defines "published".
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from papers.languages import LANGUAGE_CODES, Language, pick_language
+
+SCORE_MIN = Decimal("1.00")
+SCORE_MAX = Decimal("5.00")
+SCORE_VALIDATORS = [MinValueValidator(SCORE_MIN), MaxValueValidator(SCORE_MAX)]
+
+# Track slugs share the URL space /<lang>/<track>/ with the site's fixed sections.
+RESERVED_TRACK_SLUGS = frozenset(
+    {"papers", "deep-dives", "topics", "code", "api", "feeds", "admin", "static", "search"}
+)
+
+
+def validate_track_slug(value: str) -> None:
+    if value in RESERVED_TRACK_SLUGS:
+        raise ValidationError(_("“%(slug)s” is reserved for a section of the site."),
+                              params={"slug": value})
+
+
+def validate_step_of_005(value: Decimal | None) -> None:
+    if value is not None and (Decimal(value) * 20) % 1 != 0:
+        raise ValidationError(_("Scores go in steps of 0.05."))
+
+
+class Track(models.Model):
+    slug = models.SlugField(unique=True, validators=[validate_track_slug])
+    name_en = models.CharField(_("name (English)"), max_length=80)
+    name_zh = models.CharField(_("name (Chinese)"), max_length=80)
+    description_en = models.TextField(_("description (English)"), blank=True)
+    description_zh = models.TextField(_("description (Chinese)"), blank=True)
+    keywords = models.JSONField(
+        default=list, blank=True, help_text=_("Words and phrases that describe the track.")
+    )
+    daily_size = models.PositiveSmallIntegerField(default=10)
+    min_score = models.DecimalField(
+        max_digits=3, decimal_places=2, default=Decimal("3.00"), validators=SCORE_VALIDATORS
+    )
+    position = models.PositiveSmallIntegerField(
+        default=0, help_text=_("Order of the track on the home page.")
+    )
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["position", "slug"]
+        constraints = [
+            models.CheckConstraint(
+                name="papers_track_min_score_in_range",
+                condition=Q(min_score__gte=SCORE_MIN) & Q(min_score__lte=SCORE_MAX),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name_en
+
+    def name(self, language: str) -> str:
+        return self.name_zh if language == Language.ZH else self.name_en
+
+    def description(self, language: str) -> str:
+        return self.description_zh if language == Language.ZH else self.description_en
+
+
+class Source(models.Model):
+    class Kind(models.TextChoices):
+        ARXIV_API = "arxiv_api", _("arXiv API query")
+        ARXIV_RSS = "arxiv_rss", _("arXiv RSS listing")
+        FEED = "feed", _("RSS/Atom feed")
+        MANUAL = "manual", _("Manual entry")
+
+    name = models.CharField(max_length=120, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    url = models.URLField(blank=True, help_text=_("Feed or API address; blank for manual entry."))
+    config = models.JSONField(
+        default=dict, blank=True, help_text=_("Query, categories, page size, announce types.")
+    )
+    tracks = models.ManyToManyField(Track, related_name="sources", blank=True)
+    enabled = models.BooleanField(default=True)
+    interval_minutes = models.PositiveIntegerField(
+        default=24 * 60, help_text=_("How often the source is fetched.")
+    )
+    last_run_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Organization(models.Model):
+    slug = models.SlugField(unique=True)
+    label = models.CharField(
+        max_length=60, help_text=_("Short label shown on entries, e.g. Microsoft.")
+    )
+    name = models.CharField(max_length=200, blank=True, help_text=_("Full name."))
+    name_zh = models.CharField(_("name (Chinese)"), max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["label"]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class Venue(models.Model):
+    slug = models.SlugField(unique=True)
+    short_name = models.CharField(max_length=40, help_text=_("e.g. NSDI"))
+    year = models.PositiveSmallIntegerField()
+    full_name = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-year", "short_name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["short_name", "year"], name="papers_venue_unique_name_year"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.short_name} {self.year}"
+
+
+class Topic(models.Model):
+    slug = models.SlugField(unique=True)
+    name_en = models.CharField(_("name (English)"), max_length=80)
+    name_zh = models.CharField(_("name (Chinese)"), max_length=80)
+
+    class Meta:
+        ordering = ["name_en"]
+
+    def __str__(self) -> str:
+        return self.name_en
+
+    def name(self, language: str) -> str:
+        return self.name_zh if language == Language.ZH else self.name_en
+
+
+class Paper(models.Model):
+    class Kind(models.TextChoices):
+        PAPER = "paper", _("Paper")
+        PRODUCT = "product", _("Product")
+        POST = "post", _("Post")
+
+    class VenueStatus(models.TextChoices):
+        NONE = "", _("—")
+        SUBMITTED = "submitted", _("Submitted to")
+        ACCEPTED = "accepted", _("Accepted at")
+        TO_APPEAR = "to_appear", _("To appear at")
+        PUBLISHED = "published", _("Published at")
+
+    canonical_id = models.CharField(
+        max_length=300,
+        help_text=_("arxiv:<id without version>, doi:<doi>, url:<normalised URL> or title:…"),
+    )
+    slug = models.SlugField(max_length=120, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PAPER)
+    title = models.CharField(max_length=500)
+    short_name = models.CharField(
+        max_length=80, blank=True, help_text=_("The system's name, e.g. HiLO.")
+    )
+    authors = models.JSONField(default=list, blank=True)
+    abstract = models.TextField(blank=True)
+    abs_url = models.URLField(_("abstract link"), max_length=500, blank=True)
+    pdf_url = models.URLField(_("PDF link"), max_length=500, blank=True)
+    doi = models.CharField(max_length=200, blank=True)
+    arxiv_id = models.CharField(max_length=40, blank=True)
+    version = models.PositiveSmallIntegerField(null=True, blank=True)
+    published_on = models.DateField(null=True, blank=True)
+    organizations = models.ManyToManyField(Organization, related_name="papers", blank=True)
+    venue = models.ForeignKey(
+        Venue, null=True, blank=True, on_delete=models.SET_NULL, related_name="papers"
+    )
+    venue_status = models.CharField(
+        max_length=12, choices=VenueStatus.choices, blank=True, default=VenueStatus.NONE
+    )
+    topics = models.ManyToManyField(Topic, related_name="papers", blank=True)
+    tracks = models.ManyToManyField(
+        Track, related_name="papers", blank=True, help_text=_("Tracks it is a candidate for.")
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["canonical_id"], name="papers_paper_unique_canonical_id"),
+            models.CheckConstraint(
+                name="papers_paper_venue_status_needs_venue",
+                condition=Q(venue_status="") | Q(venue__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.short_name or self.title
+
+    @property
+    def display_name(self) -> str:
+        return self.short_name or self.title
+
+    def summary(self, language: str) -> Summary | None:
+        """The summary in ``language``, else the other one (check ``.language``).
+
+        Reads ``self.summaries.all()``, so prefetch ``summaries`` on list pages.
+        """
+        return pick_language(list(self.summaries.all()), language)
+
+    def latest_score(self, track_id: int | None = None) -> Score | None:
+        """The newest score (for a track). Reads ``self.scores.all()``: prefetch on lists."""
+        scores = [s for s in self.scores.all() if track_id is None or s.track_id == track_id]
+        return max(scores, key=lambda s: (s.created_at, s.pk), default=None)
+
+
+class Summary(models.Model):
+    class Provenance(models.TextChoices):
+        MACHINE = "machine", _("Machine draft")
+        EDITOR = "editor", _("Editor")
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="summaries")
+    language = models.CharField(max_length=5, choices=Language.choices)
+    headline = models.CharField(max_length=200, blank=True)
+    body = models.TextField(help_text=_("The summary. Contains the takeaway sentence."))
+    takeaway = models.CharField(
+        max_length=300, help_text=_("One sentence, shown emphasised inside the summary.")
+    )
+    highlights = models.JSONField(
+        default=list, blank=True, help_text=_("Headline figures, each with its conditions.")
+    )
+    provenance = models.CharField(
+        max_length=10, choices=Provenance.choices, default=Provenance.EDITOR
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["paper", "language"]
+        verbose_name_plural = _("summaries")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "language"], name="papers_summary_unique_paper_language"
+            ),
+            models.CheckConstraint(
+                name="papers_summary_language_known", condition=Q(language__in=LANGUAGE_CODES)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper} [{self.language}]"
+
+
+class Score(models.Model):
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="scores")
+    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="scores")
+    total = models.DecimalField(
+        max_digits=3,
+        decimal_places=2,
+        validators=[*SCORE_VALIDATORS, validate_step_of_005],
+    )
+    criteria = models.JSONField(
+        default=dict, blank=True, help_text=_("Rubric criterion → value 1–5.")
+    )
+    features = models.JSONField(default=dict, blank=True)
+    rationale_en = models.TextField(blank=True)
+    rationale_zh = models.TextField(blank=True)
+    scorer = models.CharField(max_length=60)
+    scorer_version = models.CharField(max_length=30)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                name="papers_score_total_in_range",
+                condition=Q(total__gte=SCORE_MIN) & Q(total__lte=SCORE_MAX),
+            ),
+        ]
+        indexes = [
+            # "the newest score of this paper for this track"
+            models.Index(fields=["paper", "track", "-created_at"], name="papers_score_latest_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper} {self.total} ({self.scorer} {self.scorer_version})"
+
+    def rationale(self, language: str) -> str:
+        if language == Language.ZH:
+            return self.rationale_zh or self.rationale_en
+        return self.rationale_en or self.rationale_zh
