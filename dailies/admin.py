@@ -18,7 +18,15 @@ class DailyEntryInline(admin.TabularInline):
 
 @admin.register(Daily)
 class DailyAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "track", "date", "status", "publish_at", "selected", "candidates_scored"]
+    list_display = [
+        "__str__",
+        "track",
+        "date",
+        "status",
+        "publish_at",
+        "selected",
+        "candidates_scored",
+    ]
     list_filter = ["status", "track"]
     search_fields = ["intro_en", "intro_zh", "entries__paper__title", "entries__paper__short_name"]
     date_hierarchy = "date"
@@ -41,8 +49,10 @@ class DailyAdmin(admin.ModelAdmin):
         if obj.pk is None:
             return "—"
         stats = obj.stats()
-        parts = [f"candidates {stats.candidates if stats.candidates is not None else '—'}",
-                 f"selected {stats.selected}"]
+        parts = [
+            f"candidates {stats.candidates if stats.candidates is not None else '—'}",
+            f"selected {stats.selected}",
+        ]
         if stats.has_range:
             parts.append(f"scores {stats.low:.2f}–{stats.high:.2f}")
         return " · ".join(parts)

@@ -65,7 +65,9 @@ class Daily(models.Model):
         get_latest_by = "date"
         permissions = [("publish_daily", _("Can publish, schedule and unpublish dailies"))]
         constraints = [
-            models.UniqueConstraint(fields=["track", "date"], name="dailies_daily_unique_track_date"),
+            models.UniqueConstraint(
+                fields=["track", "date"], name="dailies_daily_unique_track_date"
+            ),
             models.CheckConstraint(
                 name="dailies_daily_scheduled_has_time",
                 condition=~Q(status=DailyStatus.SCHEDULED) | Q(publish_at__isnull=False),
@@ -77,7 +79,9 @@ class Daily(models.Model):
         ]
         indexes = [
             # home page and track archive: a track's published dailies, newest first
-            models.Index(fields=["track", "status", "-date"], name="dailies_daily_track_status_idx"),
+            models.Index(
+                fields=["track", "status", "-date"], name="dailies_daily_track_status_idx"
+            ),
             # the periodic publisher: scheduled dailies that are due
             models.Index(fields=["status", "publish_at"], name="dailies_daily_due_idx"),
         ]
@@ -85,14 +89,14 @@ class Daily(models.Model):
     def __str__(self) -> str:
         return f"{self.track.slug} {self.date:%Y-%m-%d}"
 
-    @property
-    def is_published(self) -> bool:
-        return self.status == DailyStatus.PUBLISHED
-
     def get_absolute_url(self) -> str:
         return reverse(
             "dailies:daily", kwargs={"track": self.track.slug, "date": self.date.isoformat()}
         )
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == DailyStatus.PUBLISHED
 
     def stats(self) -> DailyStats:
         """Selected count and score range, derived from the entries (runs a query)."""
@@ -161,9 +165,12 @@ class DailyEntry(models.Model):
             ),
             models.CheckConstraint(
                 name="dailies_entry_score_in_range",
-                condition=Q(score__isnull=True) | (Q(score__gte=SCORE_MIN) & Q(score__lte=SCORE_MAX)),
+                condition=Q(score__isnull=True)
+                | (Q(score__gte=SCORE_MIN) & Q(score__lte=SCORE_MAX)),
             ),
-            models.CheckConstraint(name="dailies_entry_position_positive", condition=Q(position__gte=1)),
+            models.CheckConstraint(
+                name="dailies_entry_position_positive", condition=Q(position__gte=1)
+            ),
         ]
         indexes = [
             # paper page and index: the dailies a paper appeared in

@@ -46,7 +46,9 @@ def daily_entries(daily: Daily) -> list[DailyEntry]:
 
 def daily_neighbours(daily: Daily, *, staff: bool) -> tuple[Daily | None, Daily | None]:
     """The previous and next daily of the same track that the reader may see (2 queries)."""
-    same_track = visible_dailies(staff=staff).filter(track_id=daily.track_id)
+    same_track = (
+        visible_dailies(staff=staff).filter(track_id=daily.track_id).select_related("track")
+    )
     previous = same_track.filter(date__lt=daily.date).order_by("-date").first()
     following = same_track.filter(date__gt=daily.date).order_by("date").first()
     return previous, following
@@ -55,11 +57,7 @@ def daily_neighbours(daily: Daily, *, staff: bool) -> tuple[Daily | None, Daily 
 def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]]]:
     """For the home page: each active track with its newest published dailies (2 queries)."""
     tracks = list(Track.objects.filter(is_active=True))
-    dailies = (
-        Daily.objects.published()
-        .filter(track__in=tracks)
-        .order_by("track_id", "-date")
-    )
+    dailies = Daily.objects.published().filter(track__in=tracks).order_by("track_id", "-date")
     by_track: dict[int, list[Daily]] = {t.pk: [] for t in tracks}
     for daily in dailies:
         if len(by_track[daily.track_id]) < recent:
@@ -78,11 +76,7 @@ def lead_entries(dailies: list[Daily]) -> dict[int, DailyEntry]:
 
 
 def entry_counts(dailies: list[Daily]) -> dict[int, int]:
-    rows = (
-        DailyEntry.objects.filter(daily__in=dailies)
-        .values("daily_id")
-        .annotate(n=Count("pk"))
-    )
+    rows = DailyEntry.objects.filter(daily__in=dailies).values("daily_id").annotate(n=Count("pk"))
     return {row["daily_id"]: row["n"] for row in rows}
 
 
@@ -100,8 +94,10 @@ def index_papers() -> QuerySet[Paper]:
         .select_related("daily", "daily__track")
         .order_by("-daily__date", "daily__track__position")
     )
-    latest = DailyEntry.objects.published().filter(paper=OuterRef("pk")).order_by(
-        "-daily__date", "position"
+    latest = (
+        DailyEntry.objects.published()
+        .filter(paper=OuterRef("pk"))
+        .order_by("-daily__date", "position")
     )
     return (
         published_papers()

@@ -28,7 +28,8 @@ def daily_validate_for_publishing(*, daily: Daily) -> None:
     leads = sum(1 for e in entries if e.is_lead)
     if leads != 1:
         raise ValidationError(
-            _("%(daily)s needs exactly one lead story (it has %(n)d).") % {"daily": daily, "n": leads}
+            _("%(daily)s needs exactly one lead story (it has %(n)d).")
+            % {"daily": daily, "n": leads}
         )
     if not (daily.intro_en or daily.intro_zh):
         raise ValidationError(_("%(daily)s has no intro.") % {"daily": daily})

@@ -54,6 +54,7 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
             "stats": DailyStats.from_entries(daily.candidates_scored, entries),
             "previous": previous,
             "following": following,
+            "preview": not daily.is_published,
         },
     )
 

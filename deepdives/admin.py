@@ -8,7 +8,14 @@ from deepdives.models import DeepDive, ReferenceCode
 
 @admin.register(DeepDive)
 class DeepDiveAdmin(admin.ModelAdmin):
-    list_display = ["slug", "paper", "status", "reading_minutes_en", "reading_minutes_zh", "updated_at"]
+    list_display = [
+        "slug",
+        "paper",
+        "status",
+        "reading_minutes_en",
+        "reading_minutes_zh",
+        "updated_at",
+    ]
     list_filter = ["status"]
     search_fields = ["slug", "title_en", "title_zh", "paper__title", "paper__short_name"]
     autocomplete_fields = ["paper"]

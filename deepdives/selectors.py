@@ -6,13 +6,12 @@ from django.db.models import Prefetch
 
 from deepdives.models import DeepDive
 
+
 def deep_dive_prefetch(prefix: str = "") -> Prefetch:
     """Prefetch a paper's published deep dive into ``paper.deep_dive_list``.
 
     Only papers readers can already see are on the pages that use this, so the deep dive's
     own status is the remaining condition.
     """
-    queryset = DeepDive.objects.filter(status=DeepDive.Status.PUBLISHED).defer(
-        "body_en", "body_zh"
-    )
+    queryset = DeepDive.objects.filter(status=DeepDive.Status.PUBLISHED).defer("body_en", "body_zh")
     return Prefetch(f"{prefix}deep_dives", queryset=queryset, to_attr="deep_dive_list")

@@ -14,9 +14,7 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
     user = request.user
     staff = bool(user.is_authenticated and user.is_active and user.is_staff)
     queryset = DeepDive.objects.all() if staff else DeepDive.objects.published()
-    deep_dive = get_object_or_404(
-        queryset.select_related("paper", "reference_code"), slug=slug
-    )
+    deep_dive = get_object_or_404(queryset.select_related("paper", "reference_code"), slug=slug)
     language = get_language()
     body = deep_dive.body(language)
     return render(

@@ -9,7 +9,7 @@ def site(request: HttpRequest) -> dict:
     current = get_language()
     query = request.GET.urlencode()
     switch = []
-    for code, name in settings.LANGUAGES:
+    for code, _name in settings.LANGUAGES:
         url = translate_url(request.path, code)
         if query:
             url = f"{url}?{query}"

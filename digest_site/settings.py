@@ -171,6 +171,9 @@ EDITORIAL_TIME_ZONE = env_str("EDITORIAL_TIME_ZONE") or "Asia/Shanghai"
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT") or VAR_DIR / "staticfiles")
+# Outside production whitenoise serves straight from the source folders (no collectstatic).
+WHITENOISE_USE_FINDERS = not PRODUCTION
+WHITENOISE_AUTOREFRESH = not PRODUCTION
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -2,12 +2,21 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.db import models
 from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy as _
 
 from papers.languages import Language
 from papers.models import Organization, Paper, Score, Source, Summary, Topic, Track, Venue
 from papers.services import missing_languages, summary_set
+
+# Links typed without a scheme are https (Django 6's default, chosen now).
+URL_OVERRIDES = {models.URLField: {"assume_scheme": "https"}}
+
+
+def _formfield(field: models.Field, **kwargs):
+    kwargs.update(URL_OVERRIDES.get(type(field), {}))
+    return field.formfield(**kwargs)
 
 
 @admin.register(Track)
@@ -29,6 +38,7 @@ class SourceAdmin(admin.ModelAdmin):
     search_fields = ["name", "url"]
     filter_horizontal = ["tracks"]
     readonly_fields = ["last_run_at"]
+    formfield_overrides = URL_OVERRIDES
 
 
 @admin.register(Organization)
@@ -78,38 +88,64 @@ def _lines(value: str) -> list[str]:
     return [line.strip() for line in value.splitlines() if line.strip()]
 
 
+def _headline(label: str) -> forms.CharField:
+    return forms.CharField(label=label, required=False, max_length=200)
+
+
+def _text(label: str, rows: int, max_length: int | None = None) -> forms.CharField:
+    return forms.CharField(
+        label=label,
+        required=False,
+        max_length=max_length,
+        widget=forms.Textarea(attrs={"rows": rows, "cols": 48}),
+    )
+
+
 class PaperAdminForm(forms.ModelForm):
-    """A paper with both languages' summaries side by side."""
+    """A paper with both languages' summaries side by side; saved through ``summary_set``."""
+
+    headline_en = _headline(_("Headline (English)"))
+    headline_zh = _headline(_("Headline (Chinese)"))
+    summary_en = _text(_("Summary (English)"), rows=9)
+    summary_zh = _text(_("Summary (Chinese)"), rows=9)
+    takeaway_en = _text(_("Takeaway (English)"), rows=2, max_length=300)
+    takeaway_zh = _text(_("Takeaway (Chinese)"), rows=2, max_length=300)
+    highlights_en = _text(_("Headline numbers (English), one per line"), rows=3)
+    highlights_zh = _text(_("Headline numbers (Chinese), one per line"), rows=3)
 
     class Meta:
         model = Paper
-        fields = "__all__"
+        fields = [
+            "title",
+            "short_name",
+            "slug",
+            "kind",
+            "canonical_id",
+            "organizations",
+            "venue",
+            "venue_status",
+            "topics",
+            "tracks",
+            "authors",
+            "abstract",
+            "abs_url",
+            "pdf_url",
+            "doi",
+            "arxiv_id",
+            "version",
+            "published_on",
+        ]
+        formfield_callback = _formfield
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        existing = {s.language: s for s in self.instance.summaries.all()} if self.instance.pk else {}
-        for code in Language.values:
-            summary = existing.get(code)
-            label = Language(code).label
-            self.fields[f"headline_{code}"] = forms.CharField(
-                label=_("Headline (%s)") % label, required=False, max_length=200,
-                initial=summary.headline if summary else "",
-            )
-            self.fields[f"summary_{code}"] = forms.CharField(
-                label=_("Summary (%s)") % label, required=False,
-                widget=forms.Textarea(attrs={"rows": 9, "cols": 48}),
-                initial=summary.body if summary else "",
-            )
-            self.fields[f"takeaway_{code}"] = forms.CharField(
-                label=_("Takeaway (%s)") % label, required=False, max_length=300,
-                widget=forms.Textarea(attrs={"rows": 2, "cols": 48}),
-                initial=summary.takeaway if summary else "",
-            )
-            self.fields[f"highlights_{code}"] = forms.CharField(
-                label=_("Headline numbers (%s), one per line") % label, required=False,
-                widget=forms.Textarea(attrs={"rows": 3, "cols": 48}),
-                initial="\n".join(summary.highlights) if summary else "",
-            )
+        if self.instance.pk:
+            for summary in self.instance.summaries.all():
+                code = summary.language
+                self.initial[f"headline_{code}"] = summary.headline
+                self.initial[f"summary_{code}"] = summary.body
+                self.initial[f"takeaway_{code}"] = summary.takeaway
+                self.initial[f"highlights_{code}"] = "\n".join(summary.highlights)
 
     def clean(self):
         cleaned = super().clean()
@@ -141,7 +177,11 @@ class MissingTranslationFilter(admin.SimpleListFilter):
     parameter_name = "missing"
 
     def lookups(self, request, model_admin):
-        return [("en", _("Missing English")), ("zh", _("Missing Chinese")), ("any", _("Missing any"))]
+        return [
+            ("en", _("Missing English")),
+            ("zh", _("Missing Chinese")),
+            ("any", _("Missing any")),
+        ]
 
     def queryset(self, request, queryset):
         value = self.value()
@@ -158,6 +198,7 @@ class MissingTranslationFilter(admin.SimpleListFilter):
 @admin.register(Paper)
 class PaperAdmin(admin.ModelAdmin):
     form = PaperAdminForm
+    formfield_overrides = URL_OVERRIDES
     list_display = ["display_name", "kind", "org_labels", "venue", "missing", "created_at"]
     list_filter = ["kind", MissingTranslationFilter, "tracks", "topics", "organizations", "venue"]
     search_fields = ["title", "short_name", "canonical_id", "abstract", "summaries__body"]
@@ -177,13 +218,19 @@ class PaperAdmin(admin.ModelAdmin):
                 ]
             },
         ),
-        (_("Classification"), {"fields": ["organizations", ("venue", "venue_status"), "topics", "tracks"]}),
+        (
+            _("Classification"),
+            {"fields": ["organizations", ("venue", "venue_status"), "topics", "tracks"]},
+        ),
         (
             _("Source record"),
             {
                 "classes": ["collapse"],
                 "fields": [
-                    "authors", "abstract", ("abs_url", "pdf_url"), ("doi", "arxiv_id"),
+                    "authors",
+                    "abstract",
+                    ("abs_url", "pdf_url"),
+                    ("doi", "arxiv_id"),
                     ("version", "published_on"),
                 ],
             },

@@ -23,9 +23,7 @@ def normalise_url(url: str) -> str:
     return urlunsplit(("https", host, path, parts.query, ""))
 
 
-def canonical_id(
-    *, arxiv_id: str = "", doi: str = "", url: str = "", title: str = ""
-) -> str:
+def canonical_id(*, arxiv_id: str = "", doi: str = "", url: str = "", title: str = "") -> str:
     if arxiv_id:
         match = _ARXIV_NEW.match(arxiv_id.strip()) or _ARXIV_OLD.match(arxiv_id.strip())
         if not match:

@@ -29,8 +29,9 @@ RESERVED_TRACK_SLUGS = frozenset(
 
 def validate_track_slug(value: str) -> None:
     if value in RESERVED_TRACK_SLUGS:
-        raise ValidationError(_("“%(slug)s” is reserved for a section of the site."),
-                              params={"slug": value})
+        raise ValidationError(
+            _("“%(slug)s” is reserved for a section of the site."), params={"slug": value}
+        )
 
 
 def validate_step_of_005(value: Decimal | None) -> None:
@@ -198,7 +199,9 @@ class Paper(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["canonical_id"], name="papers_paper_unique_canonical_id"),
+            models.UniqueConstraint(
+                fields=["canonical_id"], name="papers_paper_unique_canonical_id"
+            ),
             models.CheckConstraint(
                 name="papers_paper_venue_status_needs_venue",
                 condition=Q(venue_status="") | Q(venue__isnull=False),

@@ -108,8 +108,11 @@ def _load_daily(data: dict, intro: dict, track: Track, papers: dict[str, Paper])
         paper = papers[entry["paper"]]
         score = Decimal(entry["score"]) if "score" in entry else None
         DailyEntry.objects.create(
-            daily=daily, paper=paper, position=position,
-            is_lead=entry.get("lead", False), score=score,
+            daily=daily,
+            paper=paper,
+            position=position,
+            is_lead=entry.get("lead", False),
+            score=score,
         )
         if score is not None:
             _record_imported_score(paper, track, score, date)

@@ -1,0 +1,56 @@
+# Paper Daily — the two commands are `make run` and `make test`; everything else is a helper.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run test lint format migrations-check messages bench worker beat clean
+
+$(STAMP): requirements.lock
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+migrations-check: install
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# Regenerate the gettext catalogs after changing interface strings (needs GNU gettext).
+messages: install
+	$(BIN)/python manage.py makemessages --locale zh --ignore '.venv/*' --ignore 'var/*'
+	$(BIN)/python manage.py compilemessages --locale zh --ignore '.venv/*'
+
+bench: install
+	@set -e; found=0; for script in bench/*.py; do \
+		[ -e "$$script" ] || continue; found=1; echo "== $$script"; $(BIN)/python "$$script"; \
+	done; [ $$found = 1 ] || echo "No benchmarks yet."
+
+worker: install
+	$(BIN)/celery -A digest_site worker --loglevel INFO
+
+beat: install
+	$(BIN)/celery -A digest_site beat --loglevel INFO
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache

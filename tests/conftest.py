@@ -1,0 +1,104 @@
+"""Fixtures shared by the suite: personas, factories, and the backends in use."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Permission
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+
+
+def _backends() -> str:
+    db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    tasks = "Redis broker + worker" if settings.REDIS_URL else "in-process (eager)"
+    cache_backend = "Redis" if settings.REDIS_URL else "local memory"
+    return f"backends: database={db}, tasks={tasks}, cache={cache_backend}"
+
+
+def pytest_report_header(config) -> str:
+    return _backends()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    terminalreporter.write_line(_backends())
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def anonymous() -> Client:
+    return Client()
+
+
+def _staff(django_user_model, username: str, codenames: list[str]):
+    user = django_user_model.objects.create_user(username, f"{username}@example.org", "pw")
+    user.is_staff = True
+    user.save()
+    user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
+    return user
+
+
+EDIT_CODENAMES = [
+    f"{action}_{model}"
+    for model in ("daily", "dailyentry", "paper", "summary", "deepdive", "track", "topic")
+    for action in ("view", "add", "change", "delete")
+]
+
+
+@pytest.fixture
+def editor(django_user_model):
+    """Staff who edit and publish dailies."""
+    return _staff(django_user_model, "editor", [*EDIT_CODENAMES, "publish_daily"])
+
+
+@pytest.fixture
+def contributor(django_user_model):
+    """Staff who edit dailies but may not publish them."""
+    return _staff(django_user_model, "contributor", EDIT_CODENAMES)
+
+
+@pytest.fixture
+def editor_client(editor) -> Client:
+    client = Client()
+    client.force_login(editor)
+    return client
+
+
+@pytest.fixture
+def contributor_client(contributor) -> Client:
+    client = Client()
+    client.force_login(contributor)
+    return client
+
+
+@pytest.fixture
+def demo(db):
+    from dailies.demo import demo_load
+
+    return demo_load()
+
+
+@pytest.fixture
+def eager_tasks():
+    """Run Celery tasks in-process for one test, whatever broker is configured.
+
+    For tests of what a task does; tests/test_celery_worker.py covers the real worker.
+    """
+    from digest_site.celery import app
+
+    previous = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager = app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = previous
+
+
+@pytest.fixture
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"

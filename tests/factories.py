@@ -1,0 +1,115 @@
+"""Small factories for the tests: each makes a valid row with sensible defaults."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+from decimal import Decimal
+
+from django.utils import timezone
+
+from dailies.models import Daily, DailyEntry
+from deepdives.models import DeepDive
+from papers.identity import canonical_id
+from papers.models import Organization, Paper, Summary, Topic, Track
+
+_seq = itertools.count(1)
+
+
+def make_track(slug: str = "infra", **fields) -> Track:
+    defaults = {"name_en": slug.title(), "name_zh": f"{slug}赛道"}
+    track, _ = Track.objects.get_or_create(slug=slug, defaults={**defaults, **fields})
+    return track
+
+
+def make_paper(
+    slug: str | None = None,
+    *,
+    title: str | None = None,
+    en: str | None = "An English summary. Takeaway sentence here. More evidence.",
+    zh: str | None = "一段中文摘要。这是要点句。更多证据。",
+    orgs: tuple[str, ...] = (),
+    topics: tuple[str, ...] = (),
+    **fields,
+) -> Paper:
+    n = next(_seq)
+    slug = slug or f"paper-{n}"
+    title = title or f"Paper number {n}: {slug}"
+    paper = Paper.objects.create(
+        slug=slug,
+        title=title,
+        short_name=fields.pop("short_name", slug.title()),
+        canonical_id=canonical_id(title=title),
+        **fields,
+    )
+    if en:
+        Summary.objects.create(
+            paper=paper,
+            language="en",
+            body=en,
+            takeaway="Takeaway sentence here.",
+            headline=f"{slug} headline",
+        )
+    if zh:
+        Summary.objects.create(paper=paper, language="zh", body=zh, takeaway="这是要点句。")
+    for label in orgs:
+        org, _ = Organization.objects.get_or_create(slug=label.lower(), defaults={"label": label})
+        paper.organizations.add(org)
+    for slug_ in topics:
+        topic, _ = Topic.objects.get_or_create(
+            slug=slug_, defaults={"name_en": slug_, "name_zh": slug_}
+        )
+        paper.topics.add(topic)
+    return paper
+
+
+def make_daily(
+    *,
+    track: Track | None = None,
+    date: dt.date = dt.date(2026, 10, 28),
+    papers: list[Paper] | None = None,
+    scores: list[str] | None = None,
+    status: str = Daily.Status.PUBLISHED,
+    intro_en: str = "Today's intro.",
+    intro_zh: str = "今天的导语。",
+    candidates: int | None = 50,
+) -> Daily:
+    track = track or make_track()
+    now = timezone.now()
+    daily = Daily.objects.create(
+        track=track,
+        date=date,
+        status=status,
+        intro_en=intro_en,
+        intro_zh=intro_zh,
+        candidates_scored=candidates,
+        published_at=now if status == Daily.Status.PUBLISHED else None,
+        publish_at=now + dt.timedelta(hours=1) if status == Daily.Status.SCHEDULED else None,
+    )
+    papers = papers if papers is not None else [make_paper() for _ in range(3)]
+    for i, paper in enumerate(papers):
+        score = Decimal(scores[i]) if scores else Decimal("4.00") - Decimal("0.05") * i
+        DailyEntry.objects.create(
+            daily=daily, paper=paper, position=i + 1, is_lead=(i == 0), score=score
+        )
+    return daily
+
+
+def make_deep_dive(
+    paper: Paper,
+    *,
+    body_en: str = "# Title\n\nSome words.",
+    body_zh: str = "",
+    status: str = DeepDive.Status.PUBLISHED,
+    **fields,
+) -> DeepDive:
+    return DeepDive.objects.create(
+        paper=paper,
+        slug=fields.pop("slug", f"{paper.slug}-dive"),
+        title_en=fields.pop("title_en", f"{paper.slug} deep dive"),
+        title_zh=fields.pop("title_zh", ""),
+        body_en=body_en,
+        body_zh=body_zh,
+        status=status,
+        **fields,
+    )

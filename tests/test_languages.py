@@ -1,0 +1,68 @@
+"""Both languages under /zh/ and /en/, a switch that keeps the reader in place, fallbacks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from papers.models import Summary
+from tests.factories import make_daily, make_paper
+
+
+@pytest.mark.parametrize(
+    ("accept", "target"),
+    [
+        ("zh-CN,zh;q=0.9,en;q=0.8", "/zh/"),
+        ("en-US,en;q=0.9", "/en/"),
+        ("zh-TW", "/zh/"),
+        ("fr-FR,fr;q=0.9", "/en/"),
+    ],
+)
+def test_it_redirects_the_root_by_the_browsers_language(db, anonymous, accept, target):
+    response = anonymous.get("/", headers={"accept-language": accept})
+    assert response.status_code == 302
+    assert response["Location"] == target
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/en/", "/en/infra/", "/en/infra/2026-10-28/", "/en/papers/", "/en/papers/hilo/"],
+)
+def test_its_language_switch_keeps_the_reader_on_the_same_item(demo, anonymous, path):
+    html = anonymous.get(path).content.decode()
+    switch = html.split('class="lang-switch"', 1)[1].split("</nav>", 1)[0]
+    assert f'href="{path.replace("/en/", "/zh/", 1)}"' in switch
+    zh = anonymous.get(path.replace("/en/", "/zh/", 1)).content.decode()
+    back = zh.split('class="lang-switch"', 1)[1].split("</nav>", 1)[0]
+    assert f'href="{path}"' in back
+
+
+def test_its_language_switch_keeps_the_page_number(demo, anonymous, settings):
+    settings.PAGE_SIZE = 5
+    html = anonymous.get("/en/papers/?page=2").content.decode()
+    assert 'href="/zh/papers/?page=2"' in html
+
+
+def test_it_falls_back_to_the_other_language_with_a_visible_note(db, anonymous):
+    paper = make_paper("only-english", zh=None)
+    make_daily(papers=[paper], intro_zh="")
+    html = anonymous.get("/zh/infra/2026-10-28/").content.decode()
+    assert html.count("尚未翻译，以下为原文。") == 2  # the intro and the entry
+    assert '<p class="summary" lang="en">' in html
+    english = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    assert "Not yet translated" not in english
+
+
+def test_it_marks_the_page_language_for_type_and_screen_readers(demo, anonymous):
+    assert '<html lang="zh-CN">' in anonymous.get("/zh/").content.decode()
+    assert '<html lang="en">' in anonymous.get("/en/").content.decode()
+
+
+def test_it_writes_each_demo_summary_natively_in_both_languages(demo):
+    for summary in Summary.objects.select_related("paper"):
+        assert summary.takeaway in summary.body, summary
+        has_cjk = bool(re.search(r"[\u4e00-\u9fff]", summary.body))
+        assert has_cjk == (summary.language == "zh"), summary
+    assert Summary.objects.filter(language="en").count() == 16
+    assert Summary.objects.filter(language="zh").count() == 16

@@ -1,0 +1,71 @@
+"""Publishing, scheduling and unpublishing dailies, and who may do it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import time_machine
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils import timezone
+
+from dailies import services
+from dailies.models import Daily
+from dailies.tasks import publish_due_dailies
+from tests.factories import make_daily, make_paper
+
+
+def test_it_publishes_a_complete_draft(db, editor):
+    daily = make_daily(status=Daily.Status.DRAFT)
+    services.daily_publish(daily=daily, user=editor)
+    daily.refresh_from_db()
+    assert daily.status == Daily.Status.PUBLISHED and daily.published_at is not None
+
+
+def test_it_refuses_a_contributor_the_publish_action(db, contributor):
+    daily = make_daily(status=Daily.Status.DRAFT)
+    with pytest.raises(PermissionDenied):
+        services.daily_publish(daily=daily, user=contributor)
+    daily.refresh_from_db()
+    assert daily.status == Daily.Status.DRAFT
+
+
+def test_it_will_not_publish_a_daily_without_exactly_one_lead(db, editor):
+    daily = make_daily(status=Daily.Status.DRAFT)
+    daily.entries.update(is_lead=False)
+    with pytest.raises(ValidationError, match="exactly one lead"):
+        services.daily_publish(daily=daily, user=editor)
+
+
+def test_it_will_not_publish_an_empty_daily(db, editor):
+    daily = make_daily(status=Daily.Status.DRAFT, papers=[])
+    with pytest.raises(ValidationError, match="no entries"):
+        services.daily_publish(daily=daily, user=editor)
+
+
+@time_machine.travel(dt.datetime(2026, 10, 28, 0, 0, tzinfo=dt.UTC), tick=False)
+def test_the_periodic_task_publishes_only_due_dailies(db, eager_tasks):
+    due = make_daily(date=dt.date(2026, 10, 28), status=Daily.Status.DRAFT)
+    later = make_daily(date=dt.date(2026, 10, 29), status=Daily.Status.DRAFT, papers=[make_paper()])
+    services.daily_schedule(daily=due, publish_at=timezone.now() - dt.timedelta(minutes=1))
+    services.daily_schedule(daily=later, publish_at=timezone.now() + dt.timedelta(hours=1))
+    assert publish_due_dailies.delay().get() == [due.pk]
+    due.refresh_from_db()
+    later.refresh_from_db()
+    assert due.status == Daily.Status.PUBLISHED
+    assert later.status == Daily.Status.SCHEDULED
+
+
+def test_it_publishes_a_due_daily_once_even_when_two_workers_race(db):
+    daily = make_daily(status=Daily.Status.DRAFT)
+    services.daily_schedule(daily=daily, publish_at=timezone.now() - dt.timedelta(seconds=5))
+    first = services.daily_publish_if_due(daily_id=daily.pk)
+    second = services.daily_publish_if_due(daily_id=daily.pk)
+    assert (first, second) == (True, False)
+
+
+def test_unpublish_returns_a_daily_to_draft(db, editor):
+    daily = make_daily()
+    services.daily_unpublish(daily=daily, user=editor)
+    daily.refresh_from_db()
+    assert daily.status == Daily.Status.DRAFT and daily.published_at is None

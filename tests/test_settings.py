@@ -1,0 +1,129 @@
+"""Settings come from the environment; bad values and a bare production fail loudly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from digest_site import env
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "k3Y-" + "x9Lq2Vw8Rt5Zp1Mn4Bc7Df0Gh6Jk" * 2
+
+
+def _manage(*args: str, **environ: str) -> subprocess.CompletedProcess:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"}
+    }
+    clean.update(environ)
+    clean["VAR_DIR"] = str(ROOT / "var" / "settings-test")
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "yes please"])
+def test_it_rejects_a_bad_boolean(monkeypatch, value):
+    monkeypatch.setenv("SOME_FLAG", value)
+    with pytest.raises(ImproperlyConfigured, match="SOME_FLAG"):
+        env.env_bool("SOME_FLAG")
+
+
+def test_it_reads_booleans_integers_and_lists(monkeypatch):
+    monkeypatch.setenv("A_FLAG", "Yes")
+    monkeypatch.setenv("A_NUMBER", "42")
+    monkeypatch.setenv("A_LIST", "a.example, b.example,,")
+    assert env.env_bool("A_FLAG") is True
+    assert env.env_int("A_NUMBER", 1) == 42
+    assert env.env_list("A_LIST") == ["a.example", "b.example"]
+
+
+def test_it_rejects_a_bad_integer_and_one_below_its_minimum(monkeypatch):
+    monkeypatch.setenv("A_NUMBER", "forty")
+    with pytest.raises(ImproperlyConfigured, match="not an integer"):
+        env.env_int("A_NUMBER", 1)
+    monkeypatch.setenv("A_NUMBER", "-3")
+    with pytest.raises(ImproperlyConfigured, match="minimum"):
+        env.env_int("A_NUMBER", 1, minimum=0)
+
+
+def test_it_runs_with_nothing_set_on_sqlite():
+    result = _manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings as s; "
+        "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, "
+        "s.CACHES['default']['BACKEND'], s.DEBUG)",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "django.db.backends.sqlite3",
+        "True",
+        "django.core.cache.backends.locmem.LocMemCache",
+        "True",
+    ]
+
+
+def test_it_switches_to_postgres_and_redis_from_urls():
+    result = _manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE'], "
+        "s.DATABASES['default']['NAME'], s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'])",
+        DATABASE_URL="postgres://u@db.internal:5432/digest",
+        REDIS_URL="redis://cache:6379/2",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "django.db.backends.postgresql",
+        "digest",
+        "redis://cache:6379/2",
+        "django.core.cache.backends.redis.RedisCache",
+    ]
+
+
+@pytest.mark.parametrize("missing", ["SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL"])
+def test_production_refuses_to_start_without_its_essentials(missing):
+    environ = {
+        "DJANGO_ENV": "production",
+        "SECRET_KEY": SECRET,
+        "ALLOWED_HOSTS": "papers.example.org",
+        "DATABASE_URL": "postgres://u@db.internal:5432/digest",
+    }
+    del environ[missing]
+    result = _manage("check", **environ)
+    assert result.returncode != 0
+    assert missing in result.stderr
+
+
+def test_production_passes_the_deploy_check_at_warning_level():
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DJANGO_ENV="production",
+        SECRET_KEY=SECRET,
+        ALLOWED_HOSTS="papers.example.org",
+        DATABASE_URL="postgres://u@db.internal:5432/digest",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_it_rejects_an_unknown_environment_name():
+    result = _manage("check", DJANGO_ENV="prod")
+    assert result.returncode != 0 and "DJANGO_ENV" in result.stderr
