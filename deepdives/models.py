@@ -13,18 +13,27 @@ from papers.languages import Language, localized
 from papers.models import Paper
 
 
+class ReferenceCodeQuerySet(models.QuerySet):
+    def published(self) -> ReferenceCodeQuerySet:
+        """Programs readers may see: those of published papers, and those with no paper."""
+        return self.filter(Q(paper__isnull=True) | Q(paper__in=published_papers()))
+
+
 class ReferenceCode(models.Model):
+    """The stored record of a program registered in ``deepdives.registry``.
+
+    The program itself (module, chart, limits) is defined in the repository; this row holds
+    its link to a paper, its descriptions and the outcome of its last verified run.
+    """
+
     class RunStatus(models.TextChoices):
-        NEVER = "never", _("Never run")
+        NEVER = "never", _("Not run yet")
         PASSED = "passed", _("Passed")
         FAILED = "failed", _("Failed")
-        TIMED_OUT = "timeout", _("Timed out")
 
-    slug = models.SlugField(unique=True)
+    slug = models.SlugField(unique=True, help_text=_("The registered program's name."))
     name = models.CharField(max_length=120)
-    module = models.CharField(
-        max_length=120, unique=True, help_text=_("Dotted module under deepdives.reference.")
-    )
+    module = models.CharField(max_length=120, unique=True, editable=False)
     paper = models.ForeignKey(
         Paper, null=True, blank=True, on_delete=models.SET_NULL, related_name="reference_codes"
     )
@@ -33,28 +42,32 @@ class ReferenceCode(models.Model):
     last_status = models.CharField(
         max_length=10, choices=RunStatus.choices, default=RunStatus.NEVER, editable=False
     )
+    last_error = models.TextField(blank=True, editable=False)
     last_output = models.TextField(blank=True, editable=False)
+    last_measurements = models.JSONField(null=True, blank=True, editable=False)
     last_duration_ms = models.PositiveIntegerField(null=True, blank=True, editable=False)
     last_run_at = models.DateTimeField(null=True, blank=True, editable=False)
     code_hash = models.CharField(max_length=64, blank=True, editable=False)
+
+    objects = ReferenceCodeQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
         verbose_name = _("reference code")
         verbose_name_plural = _("reference code")
-        constraints = [
-            models.CheckConstraint(
-                name="deepdives_refcode_module_under_reference",
-                condition=Q(module__startswith="deepdives.reference."),
-            ),
-        ]
 
     def __str__(self) -> str:
         return self.name
 
+    def get_absolute_url(self) -> str:
+        return reverse("deepdives:code", kwargs={"name": self.slug})
+
     @property
     def command(self) -> str:
         return f"python -m {self.module}"
+
+    def description(self, language: str):
+        return localized(self, "description", language)
 
 
 class DeepDiveQuerySet(models.QuerySet):

@@ -149,6 +149,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "dailies.tasks.publish_due_dailies",
         "schedule": 60.0,
     },
+    "verify-reference-code": {
+        "task": "deepdives.tasks.verify_all_reference_code",
+        "schedule": 24 * 60 * 60.0,
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,0 +1,209 @@
+"""The reference programs registered in the repository.
+
+Only programs listed here can be run by the verifier: the name in a URL, a task or a command
+is looked up in this table, and nothing typed into the admin is ever executed. Each entry
+says which paper the program belongs to and which of its measurements make its main chart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    path: str  # where the y values are in run()'s result, e.g. "series.hilo.quality"
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...]
+    x_path: str | None = None  # None: the index of the points
+    log_x: bool = False
+    log_y: bool = False
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    module: str
+    system: str
+    paper_slug: str | None
+    summary_en: str
+    summary_zh: str
+    chart: Chart | None = None
+    timeout_s: int = 120
+    memory_mb: int = 2048
+    # Extra import roots for programs kept outside the project (the test suite's own).
+    pythonpath: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def command(self) -> str:
+        return f"python -m {self.module}"
+
+    def source_path(self) -> Path:
+        for root in self.pythonpath:
+            candidate = Path(root, *self.module.split(".")).with_suffix(".py")
+            if candidate.exists():
+                return candidate
+        spec = importlib.util.find_spec(self.module)
+        if spec is None or spec.origin is None:
+            raise LookupError(f"{self.module} is not importable")
+        return Path(spec.origin)
+
+    def code_hash(self) -> str:
+        """SHA-256 of the program's source file: a change makes a stored run stale."""
+        return hashlib.sha256(self.source_path().read_bytes()).hexdigest()
+
+
+PROGRAMS: dict[str, Program] = {
+    p.name: p
+    for p in [
+        Program(
+            name="hilo",
+            module="deepdives.reference.hilo",
+            system="HiLO",
+            paper_slug="hilo",
+            summary_en="Product-level degradation controller vs no and uniform degradation "
+            "under a 2.38× surge.",
+            summary_zh="产品级降级控制器，对比不降级和统一降级，流量冲到 2.38 倍时的表现。",
+            chart=Chart(
+                title="Weighted quality per interval",
+                x_label="control interval (s)",
+                y_label="weighted quality served in time",
+                series=(
+                    Series("no degradation", "series.none.quality"),
+                    Series("uniform", "series.uniform.quality"),
+                    Series("HiLO", "series.hilo.quality"),
+                ),
+            ),
+        ),
+        Program(
+            name="coloc",
+            module="deepdives.reference.coloc",
+            system="CoLoc",
+            paper_slug="coloc",
+            summary_en="Co-access-aware tier placement vs hotness-only placement at equal "
+            "fast-tier capacity.",
+            summary_zh="按共同访问关系分层放置向量，对比只看热度的放置方式（快层容量相同）。",
+            chart=Chart(
+                title="Mean query latency by multimodal share",
+                x_label="share of multimodal queries",
+                y_label="mean latency (µs)",
+                x_path="mix_sweep[*].mm_fraction",
+                series=(
+                    Series("hotness-only", "mix_sweep[*].mean_us_hotness"),
+                    Series("CoLoc", "mix_sweep[*].mean_us_coloc"),
+                ),
+            ),
+        ),
+        Program(
+            name="trustann",
+            module="deepdives.reference.trustann",
+            system="TrustANN",
+            paper_slug="trustann",
+            summary_en="Greedy verified quorum over replica replies vs trusting the first reply.",
+            summary_zh="在副本回复中贪心凑出可验证的法定组，对比直接相信第一个回复。",
+            chart=Chart(
+                title="Acceptance vs consistency threshold γ",
+                x_label="γ (minimum pairwise consistency)",
+                y_label="rate",
+                x_path="gamma_sweep[*].gamma",
+                series=(
+                    Series("clean queries trusted", "gamma_sweep[*].clean_trusted_rate"),
+                    Series(
+                        "tampered accepted (1 Byzantine)",
+                        "gamma_sweep[*].minority_tampered_accepted",
+                    ),
+                ),
+            ),
+        ),
+        Program(
+            name="bellowskv",
+            module="deepdives.reference.bellowskv",
+            system="BellowsKV",
+            paper_slug="bellowskv",
+            summary_en="One least-squares latent for n adjacent layers vs per-layer low rank "
+            "at the same cache budget.",
+            summary_zh="相邻 n 层共用一份最小二乘潜向量，对比同等缓存预算下的逐层低秩。",
+            chart=Chart(
+                title="Attention output error vs compression",
+                x_label="compression ratio (×)",
+                y_label="relative attention error",
+                x_path="by_budget.compression_ratio",
+                series=(
+                    Series("shared latent", "by_budget.shared_attention_rel_error"),
+                    Series("per-layer low rank", "by_budget.per_layer_attention_rel_error"),
+                ),
+                log_x=True,
+            ),
+        ),
+        Program(
+            name="zipfusion",
+            module="deepdives.reference.zipfusion",
+            system="ZipFusion",
+            paper_slug="zipfusion",
+            summary_en="Exponent-coded BF16 KV blocks decoded inside the attention loop, "
+            "bit-identical output.",
+            summary_zh="只压缩 BF16 指数位的 KV 块，在注意力循环里解码，输出逐位一致。",
+            chart=Chart(
+                title="Bits per value by block size",
+                x_label="tokens per block",
+                y_label="bits per value",
+                x_path="sweeps.by_block_size.block_tokens",
+                series=(
+                    Series("keys", "sweeps.by_block_size.key_bits_per_value"),
+                    Series("values", "sweeps.by_block_size.value_bits_per_value"),
+                ),
+                log_x=True,
+            ),
+        ),
+        Program(
+            name="cosmos",
+            module="deepdives.reference.cosmos",
+            system="Cosmos",
+            paper_slug="cosmos-llm-gateway",
+            summary_en="LLM gateway with slow decisions off the streaming path: chunk latency, "
+            "bounded budget overshoot, provider fallback.",
+            summary_zh="把慢决策移出流式路径的大模型网关：分块延迟、有界的预算超支、跨厂商回退。",
+            chart=Chart(
+                title="p99 added latency per streamed chunk",
+                x_label="time (s)",
+                y_label="ms (log scale)",
+                x_path="series.streaming.bucket_start_s",
+                series=(
+                    Series("off the path", "series.streaming.off_path_chunk_p99_ms"),
+                    Series("inline calls", "series.streaming.inline_chunk_p99_ms"),
+                ),
+                log_y=True,
+            ),
+        ),
+    ]
+}
+
+
+def get_program(name: str) -> Program:
+    try:
+        return PROGRAMS[name]
+    except KeyError:
+        raise LookupError(f"no registered reference program named {name!r}") from None
+
+
+def resolve(data: object, path: str) -> list:
+    """Values at ``path`` in a run's result: dotted keys, ``[*]`` maps over a list."""
+    values: list = [data]
+    mapped = False
+    for part in path.split("."):
+        key = part.removesuffix("[*]")
+        values = [v[key] for v in values]
+        if part.endswith("[*]"):
+            values = [item for v in values for item in v]
+            mapped = True
+    return values if mapped else list(values[0])

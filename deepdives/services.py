@@ -1,0 +1,198 @@
+"""Writes for deep dives and reference code: syncing the registry and verifying programs."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from deepdives.charts import render_chart_svg
+from deepdives.models import ReferenceCode
+from deepdives.registry import PROGRAMS, Program, get_program
+from papers.models import Paper
+
+OUTPUT_LIMIT = 64_000  # characters of a program's output kept in the database
+
+
+@transaction.atomic
+def reference_sync() -> list[ReferenceCode]:
+    """Create or update one row per registered program; rows of unregistered ones stay but
+    can no longer run."""
+    papers = {
+        p.slug: p
+        for p in Paper.objects.filter(
+            slug__in=[p.paper_slug for p in PROGRAMS.values() if p.paper_slug]
+        )
+    }
+    rows = []
+    for program in PROGRAMS.values():
+        row, _ = ReferenceCode.objects.update_or_create(
+            slug=program.name,
+            defaults={
+                "name": program.system,
+                "module": program.module,
+                "paper": papers.get(program.paper_slug),
+                "description_en": program.summary_en,
+                "description_zh": program.summary_zh,
+            },
+        )
+        rows.append(row)
+    return rows
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    passed: bool
+    output: str
+    error: str
+    measurements: dict | None
+    duration_ms: int
+
+
+def _limit_memory(memory_mb: int):
+    def apply() -> None:
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def _minimal_env(home: str, program: Program) -> dict[str, str]:
+    """Just enough to run Python and NumPy: no secrets, no database or broker URLs."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PYTHONPATH": os.pathsep.join([str(settings.BASE_DIR), *program.pythonpath]),
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    # Machine-specific BLAS settings keep NumPy correct on some CPUs; pass them through.
+    for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def run_program(program: Program, *, timeout_s: int | None = None) -> RunOutcome:
+    """Run a registered program in a child process with a time and a memory limit."""
+    timeout_s = timeout_s or program.timeout_s
+    with tempfile.TemporaryDirectory(prefix="refcode-") as tmp:
+        result_path = Path(tmp) / "result.json"
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "deepdives.harness", program.module, str(result_path)],
+            cwd=tmp,
+            env=_minimal_env(tmp, program),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # so a hung program and its children die together
+            preexec_fn=_limit_memory(program.memory_mb),
+        )
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            return RunOutcome(
+                passed=False,
+                output=out[-OUTPUT_LIMIT:],
+                error=f"Stopped at the time limit of {timeout_s} s.",
+                measurements=None,
+                duration_ms=int((time.monotonic() - started) * 1000),
+            )
+        duration_ms = int((time.monotonic() - started) * 1000)
+        if proc.returncode != 0:
+            reason = f"Exited with status {proc.returncode}."
+            if proc.returncode < 0:
+                reason = f"Killed by signal {-proc.returncode}."
+            if "MemoryError" in err:
+                reason += f" Ran out of memory (limit {program.memory_mb} MB)."
+            tail = "\n".join(err.strip().splitlines()[-15:])
+            return RunOutcome(
+                False, out[-OUTPUT_LIMIT:], f"{reason}\n{tail}".strip(), None, duration_ms
+            )
+        try:
+            measurements = json.loads(result_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            return RunOutcome(
+                False, out[-OUTPUT_LIMIT:], f"No readable result: {exc}", None, duration_ms
+            )
+        return RunOutcome(True, out[-OUTPUT_LIMIT:], "", measurements, duration_ms)
+
+
+def reference_verify(*, name: str, timeout_s: int | None = None) -> ReferenceCode:
+    """Run the registered program ``name`` and store what happened.
+
+    The run happens outside any transaction (it can take a while); the result is written in
+    one short UPDATE.
+    """
+    program = get_program(name)
+    code_hash = program.code_hash()
+    outcome = run_program(program, timeout_s=timeout_s)
+    row = ReferenceCode.objects.get(slug=program.name)
+    row.last_status = (
+        ReferenceCode.RunStatus.PASSED if outcome.passed else ReferenceCode.RunStatus.FAILED
+    )
+    row.last_output = outcome.output
+    row.last_error = outcome.error
+    row.last_measurements = _json_safe(outcome.measurements)
+    row.last_duration_ms = outcome.duration_ms
+    row.last_run_at = timezone.now()
+    row.code_hash = code_hash
+    row.save(
+        update_fields=[
+            "last_status",
+            "last_output",
+            "last_error",
+            "last_measurements",
+            "last_duration_ms",
+            "last_run_at",
+            "code_hash",
+        ]
+    )
+    return row
+
+
+def _json_safe(value):
+    """NaN and infinities are not JSON; store them as None."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def verification_state(row: ReferenceCode) -> str:
+    """ "never", "stale" (code changed since the stored run), "passed" or "failed"."""
+    if row.last_run_at is None:
+        return "never"
+    program = PROGRAMS.get(row.slug)
+    if program is None or program.code_hash() != row.code_hash:
+        return "stale"
+    return row.last_status
+
+
+def reference_chart_svg(row: ReferenceCode) -> str | None:
+    program = PROGRAMS.get(row.slug)
+    if program is None or program.chart is None or not row.last_measurements:
+        return None
+    return render_chart_svg(program.chart, row.last_measurements)
