@@ -5,4 +5,8 @@ from deepdives import views
 app_name = "deepdives"
 urlpatterns = [
     path("deep-dives/<slug:slug>/", views.deep_dive_detail, name="detail"),
+    path("code/", views.code_index, name="code_index"),
+    path("code/<slug:name>/", views.code_detail, name="code"),
+    path("code/<slug:name>/chart.svg", views.code_chart, name="code_chart"),
+    path("code/<slug:name>/raw/", views.code_source, name="code_source"),
 ]

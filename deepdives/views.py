@@ -1,18 +1,28 @@
-"""Deep-dive pages."""
+"""Deep-dive and reference-code pages."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import get_language
+from django.views.decorators.http import condition
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
 
-from deepdives.models import DeepDive
+from deepdives import services
+from deepdives.models import DeepDive, ReferenceCode
+from deepdives.registry import PROGRAMS
 from deepdives.text import render_markdown
 
 
-def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def _is_staff(request: HttpRequest) -> bool:
     user = request.user
-    staff = bool(user.is_authenticated and user.is_active and user.is_staff)
+    return bool(user.is_authenticated and user.is_active and user.is_staff)
+
+
+def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    staff = _is_staff(request)
     queryset = DeepDive.objects.all() if staff else DeepDive.objects.published()
     deep_dive = get_object_or_404(queryset.select_related("paper", "reference_code"), slug=slug)
     language = get_language()
@@ -30,3 +40,77 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "preview": staff and not DeepDive.objects.published().filter(pk=deep_dive.pk).exists(),
         },
     )
+
+
+def _visible_code(request: HttpRequest, name: str) -> ReferenceCode:
+    if name not in PROGRAMS:
+        raise Http404("no such program")
+    queryset = (
+        ReferenceCode.objects.all() if _is_staff(request) else ReferenceCode.objects.published()
+    )
+    return get_object_or_404(queryset.select_related("paper"), slug=name)
+
+
+def code_index(request: HttpRequest) -> HttpResponse:
+    rows = [
+        row
+        for row in ReferenceCode.objects.published()
+        .select_related("paper")
+        .prefetch_related("deep_dives")
+        .order_by("name")
+        if row.slug in PROGRAMS
+    ]
+    for row in rows:
+        row.state = services.verification_state(row)
+    return render(request, "deepdives/code_index.html", {"rows": rows})
+
+
+def code_detail(request: HttpRequest, name: str) -> HttpResponse:
+    row = _visible_code(request, name)
+    program = PROGRAMS[name]
+    source = program.source_path().read_text(encoding="utf-8")
+    formatter = HtmlFormatter(
+        linenos="table", cssclass="highlight", anchorlinenos=True, lineanchors="L"
+    )
+    deep_dive = DeepDive.objects.published().filter(reference_code=row).first()
+    return render(
+        request,
+        "deepdives/code_detail.html",
+        {
+            "row": row,
+            "program": program,
+            "state": services.verification_state(row),
+            "source_html": highlight(source, PythonLexer(), formatter),
+            "source_lines": source.count("\n") + 1,
+            "has_chart": program.chart is not None and bool(row.last_measurements),
+            "deep_dive": deep_dive,
+            "description": row.description(get_language()),
+        },
+    )
+
+
+def _chart_etag(request: HttpRequest, name: str) -> str | None:
+    row = ReferenceCode.objects.filter(slug=name).values("last_run_at", "code_hash").first()
+    return (
+        f'"{row["code_hash"][:16]}-{row["last_run_at"]:%s}"' if row and row["last_run_at"] else None
+    )
+
+
+@condition(etag_func=_chart_etag)
+def code_chart(request: HttpRequest, name: str) -> HttpResponse:
+    row = _visible_code(request, name)
+    svg = services.reference_chart_svg(row)
+    if svg is None:
+        raise Http404("no chart for this program")
+    response = HttpResponse(svg, content_type="image/svg+xml")
+    # The SVG is ours, but serve it as an image that may not run anything.
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
+
+
+def code_source(request: HttpRequest, name: str) -> HttpResponse:
+    _visible_code(request, name)
+    source = PROGRAMS[name].source_path().read_bytes()
+    response = HttpResponse(source, content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.py"'
+    return response

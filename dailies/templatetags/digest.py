@@ -128,3 +128,17 @@ def criterion_label(name: str) -> str:
 @register.simple_tag
 def rationale(score) -> str:
     return score.rationale(get_language())
+
+
+@register.filter
+def seconds(milliseconds: int | None) -> str:
+    return "—" if milliseconds is None else f"{milliseconds / 1000:.1f} s"
+
+
+@register.simple_tag
+def entry_heading(paper: Paper, summary: Summary | None) -> str:
+    """“HiLO: headline” / “HiLO：headline”, or the full title when there is no headline."""
+    if summary is None or not summary.headline:
+        return paper.title
+    colon = "：" if summary.language == Language.ZH else ": "
+    return f"{paper.display_name}{colon}{summary.headline}"
