@@ -149,6 +149,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "dailies.tasks.publish_due_dailies",
         "schedule": 60.0,
     },
+    "ingest-due-sources": {
+        "task": "papers.tasks.ingest_due_sources",
+        "schedule": 5 * 60.0,
+    },
     "verify-reference-code": {
         "task": "deepdives.tasks.verify_all_reference_code",
         "schedule": 24 * 60 * 60.0,
@@ -196,6 +200,12 @@ REST_FRAMEWORK = {
 }
 
 PAGE_SIZE = env_int("PAGE_SIZE", 30, minimum=1)
+
+# Ingest. arXiv asks for at most one request every 3 seconds from all our workers together.
+ARXIV_API_URL = env_str("ARXIV_API_URL") or "https://export.arxiv.org/api/query"
+ARXIV_RSS_URL = env_str("ARXIV_RSS_URL") or "https://rss.arxiv.org/rss/"
+ARXIV_MIN_INTERVAL = float(env_int("ARXIV_MIN_INTERVAL_MS", 3000, minimum=0)) / 1000
+INGEST_FETCH_POLICY: dict = {}  # overrides of papers.ingest.fetch.FetchPolicy (tests)
 
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

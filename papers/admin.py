@@ -7,8 +7,20 @@ from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy as _
 
 from papers.languages import Language
-from papers.models import Organization, Paper, Score, Source, Summary, Topic, Track, Venue
-from papers.services import missing_languages, summary_set
+from papers.models import (
+    IngestRun,
+    Organization,
+    OrganizationAlias,
+    Paper,
+    Score,
+    Source,
+    Summary,
+    Topic,
+    Track,
+    Venue,
+    VenueAlias,
+)
+from papers.services import missing_languages, paper_record_edits, summary_set
 
 # Links typed without a scheme are https (Django 6's default, chosen now).
 URL_OVERRIDES = {models.URLField: {"assume_scheme": "https"}}
@@ -37,7 +49,23 @@ class SourceAdmin(admin.ModelAdmin):
     list_filter = ["kind", "enabled", "tracks"]
     search_fields = ["name", "url"]
     filter_horizontal = ["tracks"]
-    readonly_fields = ["last_run_at"]
+    readonly_fields = ["last_run_at", "etag", "last_modified"]
+    fieldsets = [
+        (None, {"fields": ["name", "kind", "enabled", "tracks"]}),
+        (
+            _("What to fetch"),
+            {
+                "fields": ["url", "config"],
+                "description": _(
+                    'arXiv API: {"search_query": "cat:cs.DC", "page_size": 100} or '
+                    '{"categories": ["cs.DC", "cs.LG"]}. arXiv RSS: {"categories": '
+                    '["cs.DC"], "announce_types": ["new", "cross"]}. OAI-PMH: '
+                    '{"set": "cs"} with the endpoint as URL. Feeds: the URL only.'
+                ),
+            },
+        ),
+        (_("Schedule"), {"fields": ["interval_minutes", "last_run_at", "etag", "last_modified"]}),
+    ]
     formfield_overrides = URL_OVERRIDES
 
 
@@ -248,6 +276,11 @@ class PaperAdmin(admin.ModelAdmin):
     def missing(self, obj: Paper) -> str:
         return ", ".join(missing_languages(obj)) or "—"
 
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        if change:
+            paper_record_edits(paper=obj, fields=form.changed_data)
+
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)
         form.save_summaries(form.instance)
@@ -271,3 +304,67 @@ class ScoreAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None) -> bool:
         # Scores are a record of what a scorer said; rescoring adds a row.
         return False
+
+
+@admin.register(IngestRun)
+class IngestRunAdmin(admin.ModelAdmin):
+    """Read-only audit of every fetch: reconcile what a source listed with what we stored."""
+
+    list_display = [
+        "label",
+        "started_at",
+        "status",
+        "fetched",
+        "new",
+        "updated",
+        "unchanged",
+        "rejected_total",
+        "message",
+    ]
+    list_filter = ["status", "source"]
+    search_fields = ["label", "message"]
+    date_hierarchy = "started_at"
+    list_select_related = ["source"]
+    readonly_fields = [
+        "source",
+        "label",
+        "status",
+        "started_at",
+        "finished_at",
+        "requests",
+        "fetched",
+        "new",
+        "updated",
+        "unchanged",
+        "skipped",
+        "message",
+        "rejected_entries",
+    ]
+    exclude = ["rejected"]
+
+    @admin.display(description=_("rejected"))
+    def rejected_total(self, obj: IngestRun) -> int:
+        return obj.rejected_count
+
+    @admin.display(description=_("rejected entries"))
+    def rejected_entries(self, obj: IngestRun) -> str:
+        return "\n".join(f"{r['entry']}: {r['reason']}" for r in obj.rejected) or "—"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(OrganizationAlias)
+class OrganizationAliasAdmin(admin.ModelAdmin):
+    list_display = ["pattern", "organization"]
+    search_fields = ["pattern", "organization__label"]
+    list_select_related = ["organization"]
+
+
+@admin.register(VenueAlias)
+class VenueAliasAdmin(admin.ModelAdmin):
+    list_display = ["alias", "short_name", "full_name"]
+    search_fields = ["alias", "short_name", "full_name"]

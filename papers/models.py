@@ -80,6 +80,7 @@ class Source(models.Model):
     class Kind(models.TextChoices):
         ARXIV_API = "arxiv_api", _("arXiv API query")
         ARXIV_RSS = "arxiv_rss", _("arXiv RSS listing")
+        OAI_PMH = "oai_pmh", _("arXiv OAI-PMH")
         FEED = "feed", _("RSS/Atom feed")
         MANUAL = "manual", _("Manual entry")
 
@@ -95,12 +96,98 @@ class Source(models.Model):
         default=24 * 60, help_text=_("How often the source is fetched.")
     )
     last_run_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Validators from the last 200 response, sent back as If-None-Match / If-Modified-Since.
+    etag = models.CharField(max_length=300, blank=True, editable=False)
+    last_modified = models.CharField(max_length=100, blank=True, editable=False)
 
     class Meta:
         ordering = ["name"]
+        indexes = [
+            # the periodic fan-out: enabled sources, least recently run first
+            models.Index(fields=["enabled", "last_run_at"], name="papers_source_due_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_arxiv(self) -> bool:
+        return self.kind in (self.Kind.ARXIV_API, self.Kind.ARXIV_RSS)
+
+
+class IngestRun(models.Model):
+    """One fetch of one source (or one imported file): what came in and what became of it."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    label = models.CharField(max_length=300, help_text=_("The source, or the imported file."))
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    requests = models.PositiveIntegerField(default=0)
+    fetched = models.PositiveIntegerField(default=0)
+    new = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(
+        default=0, help_text=_("Entries left out on purpose (e.g. announce types not kept).")
+    )
+    rejected = models.JSONField(default=list, blank=True, help_text=_("[{entry, reason}, …]"))
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+        indexes = [
+            # admin and "last run of this source"
+            models.Index(fields=["source", "-started_at"], name="papers_ingestrun_source_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+    @property
+    def rejected_count(self) -> int:
+        return len(self.rejected)
+
+
+class OrganizationAlias(models.Model):
+    """Text that, found in an affiliation, means an organisation ("Microsoft Research")."""
+
+    pattern = models.CharField(
+        max_length=200, unique=True, help_text=_("Matched case-insensitively as whole words.")
+    )
+    organization = models.ForeignKey(
+        "Organization", on_delete=models.CASCADE, related_name="aliases"
+    )
+
+    class Meta:
+        ordering = ["pattern"]
+        verbose_name_plural = _("organisation aliases")
+
+    def __str__(self) -> str:
+        return f"{self.pattern} → {self.organization}"
+
+
+class VenueAlias(models.Model):
+    """A way a venue is written in comments and journal references ("Networked Systems
+    Design and Implementation" → NSDI)."""
+
+    alias = models.CharField(max_length=200, unique=True)
+    short_name = models.CharField(max_length=40, help_text=_("The venue's short name, e.g. NSDI"))
+    full_name = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["short_name", "alias"]
+        verbose_name_plural = _("venue aliases")
+
+    def __str__(self) -> str:
+        return f"{self.alias} → {self.short_name}"
 
 
 class Organization(models.Model):
@@ -193,11 +280,53 @@ class Paper(models.Model):
     tracks = models.ManyToManyField(
         Track, related_name="papers", blank=True, help_text=_("Tracks it is a candidate for.")
     )
+    primary_category = models.CharField(max_length=40, blank=True)
+    categories = models.JSONField(default=list, blank=True)
+    affiliations = models.JSONField(default=list, blank=True)
+    comment = models.TextField(blank=True)
+    journal_ref = models.CharField(max_length=500, blank=True)
+    source_updated_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("When the source last updated the item.")
+    )
+    source = models.ForeignKey(
+        Source,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="papers",
+        help_text=_("Where the paper first came from."),
+    )
+    first_run = models.ForeignKey(
+        IngestRun,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="new_papers",
+        editable=False,
+        help_text=_("The ingest run that created the paper."),
+    )
+    edited_fields = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text=_("Fields an editor changed; ingest never overwrites them."),
+    )
+    needs_scoring = models.BooleanField(
+        default=True, help_text=_("New or changed since it was last scored.")
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            # the scorer's queue: papers new or changed since they were last scored
+            models.Index(
+                fields=["created_at"],
+                condition=Q(needs_scoring=True),
+                name="papers_paper_needs_scoring_idx",
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["canonical_id"], name="papers_paper_unique_canonical_id"

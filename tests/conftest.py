@@ -102,3 +102,27 @@ def eager_tasks():
 @pytest.fixture
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"
+
+
+@pytest.fixture
+def fast_ingest(settings):
+    """Ingest with short timeouts, backoffs and arXiv spacing, so misbehaving-server tests
+    finish in seconds; the logic is the production logic."""
+    settings.ARXIV_MIN_INTERVAL = 0.05
+    settings.INGEST_FETCH_POLICY = {
+        "connect_timeout": 2.0,
+        "read_timeout": 0.6,
+        "attempts": 3,
+        "backoff_base": 0.05,
+        "backoff_cap": 0.2,
+        "retry_after_cap": 2.0,
+    }
+    return settings
+
+
+@pytest.fixture
+def recorded_server():
+    from tests.recorded_server import RecordedServer
+
+    with RecordedServer() as server:
+        yield server

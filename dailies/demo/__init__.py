@@ -18,7 +18,7 @@ from django.db import transaction
 from dailies.models import Daily, DailyEntry
 from dailies.services import daily_publish
 from papers.identity import canonical_id
-from papers.models import Organization, Paper, Score, Summary, Topic, Track, Venue
+from papers.models import Organization, Paper, Score, Source, Summary, Topic, Track, Venue
 from papers.services import summary_set
 
 DEMO_DIR = Path(__file__).resolve().parent
@@ -41,6 +41,11 @@ def _load_vocabulary(data: dict) -> Track:
         Organization.objects.update_or_create(slug=org["slug"], defaults=_without(org, "slug"))
     for venue in data["venues"]:
         Venue.objects.update_or_create(slug=venue["slug"], defaults=_without(venue, "slug"))
+    for source_data in data.get("sources", []):
+        source, _ = Source.objects.update_or_create(
+            name=source_data["name"], defaults=_without(source_data, "name")
+        )
+        source.tracks.add(track)
     return track
 
 

@@ -1,0 +1,1 @@
+"""Ingest: fetch sources politely, parse every format we meet, normalise, upsert, audit."""

@@ -1,0 +1,198 @@
+"""Upsert parsed items into papers, in bulk, safely when two runs race.
+
+Identity is the canonical id (a unique constraint). New papers are inserted with
+``ON CONFLICT DO NOTHING``, so when two runs insert the same item one of them wins and the
+other finds the row on its re-read: no duplicates, by the constraint and not by timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from papers.ingest.items import RawItem, Rejection
+from papers.ingest.normalize import (
+    OrganizationMatcher,
+    VenueMatcher,
+    item_canonical_id,
+    paper_fields,
+    slug_for,
+)
+from papers.models import IngestRun, Paper, Source, Track, Venue
+
+CHUNK = 500
+# Fields that only move forward with the item's version.
+_VERSIONED = (
+    "title",
+    "abstract",
+    "authors",
+    "affiliations",
+    "version",
+    "pdf_url",
+    "source_updated_at",
+    "comment",
+    "journal_ref",
+    "categories",
+    "primary_category",
+)
+
+
+@dataclass
+class UpsertResult:
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+
+
+def _dedupe(items: Iterable[RawItem], result: UpsertResult) -> dict[str, RawItem]:
+    """One item per canonical id: the highest version wins (a feed may list v1 and v2)."""
+    chosen: dict[str, RawItem] = {}
+    for item in items:
+        try:
+            cid = item_canonical_id(item)
+        except ValueError as exc:
+            result.rejected.append(Rejection(item.source_key or item.title[:80], str(exc)))
+            continue
+        other = chosen.get(cid)
+        if other is None or (item.version or 0) > (other.version or 0):
+            chosen[cid] = item
+    return chosen
+
+
+class _Venues:
+    def __init__(self) -> None:
+        self.cache: dict[tuple[str, int], Venue] = {}
+
+    def get(self, short_name: str, year: int, full_name: str) -> Venue:
+        key = (short_name, year)
+        if key not in self.cache:
+            self.cache[key], _ = Venue.objects.get_or_create(
+                short_name=short_name,
+                year=year,
+                defaults={"slug": f"{short_name.lower()}-{year}", "full_name": full_name},
+            )
+        return self.cache[key]
+
+
+def _changes(paper: Paper, fields: dict, newer: bool) -> dict:
+    """What an item would change on a stored paper, leaving editors' edits alone."""
+    edited = set(paper.edited_fields or [])
+    changes = {}
+    for name, value in fields.items():
+        if name == "version" or name in edited or (name in _VERSIONED and not newer):
+            continue
+        if value in ("", None, []) and getattr(paper, name) not in ("", None, []):
+            continue  # a sparser source never blanks what a richer one gave us
+        if getattr(paper, name) != value:
+            changes[name] = value
+    if newer and fields["version"] and "version" not in edited:
+        changes["version"] = fields["version"]
+    return changes
+
+
+def papers_upsert(
+    *,
+    items: Iterable[RawItem],
+    run: IngestRun,
+    source: Source | None,
+    tracks: list[Track],
+) -> UpsertResult:
+    """Insert new papers and update changed ones. Call inside a transaction."""
+    result = UpsertResult()
+    chosen = _dedupe(items, result)
+    orgs, venues_matcher, venues = OrganizationMatcher(), VenueMatcher(), _Venues()
+    ids = list(chosen)
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        existing = {p.canonical_id: p for p in Paper.objects.filter(canonical_id__in=chunk)}
+        missing = [cid for cid in chunk if cid not in existing]
+        linked: list[Paper] = []
+        if missing:
+            fresh = [
+                Paper(
+                    canonical_id=cid,
+                    slug=slug_for(chosen[cid], cid),
+                    source=source,
+                    first_run=run,
+                    needs_scoring=True,
+                    **paper_fields(chosen[cid]),
+                )
+                for cid in missing
+            ]
+            Paper.objects.bulk_create(fresh, ignore_conflicts=True)
+            # Rows this run inserted carry its id; the others were inserted a moment ago by a
+            # concurrent run of the same items, so for us they are unchanged.
+            created = Paper.objects.filter(canonical_id__in=missing).only(
+                "pk", "canonical_id", "first_run_id", "edited_fields", "venue_id"
+            )
+            for paper in created:
+                if paper.first_run_id == run.pk:
+                    result.new += 1
+                    linked.append(paper)
+                else:
+                    result.unchanged += 1
+        to_update: list[Paper] = []
+        touched_fields: set[str] = set()
+        for cid, paper in existing.items():
+            item = chosen[cid]
+            stored_version = paper.version or 0
+            incoming = item.version or 0
+            if incoming and stored_version and incoming < stored_version:
+                result.unchanged += 1  # an older version never overwrites a newer one
+                continue
+            # Unversioned items (blog posts): the latest fetch is the truth.
+            newer = incoming > stored_version if incoming and stored_version else not stored_version
+            changes = _changes(paper, paper_fields(item), newer)
+            if not changes:
+                result.unchanged += 1
+                continue
+            for name, value in changes.items():
+                setattr(paper, name, value)
+            if incoming > stored_version or {"title", "abstract"} & changes.keys():
+                paper.needs_scoring = True
+                changes["needs_scoring"] = True
+            touched_fields |= set(changes)
+            to_update.append(paper)
+            linked.append(paper)
+            result.updated += 1
+        if to_update:
+            Paper.objects.bulk_update(to_update, sorted(touched_fields | {"updated_at"}))
+        _link(linked, chosen, tracks, orgs, venues_matcher, venues)
+    return result
+
+
+def _link(
+    papers: list[Paper],
+    chosen: dict[str, RawItem],
+    tracks: list[Track],
+    orgs: OrganizationMatcher,
+    venue_matcher: VenueMatcher,
+    venues: _Venues,
+) -> None:
+    """Tracks, organisations and venue of new or changed papers, in a few bulk queries."""
+    if not papers:
+        return
+    track_rows = [
+        Paper.tracks.through(paper_id=p.pk, track_id=t.pk) for p in papers for t in tracks
+    ]
+    Paper.tracks.through.objects.bulk_create(track_rows, ignore_conflicts=True)
+    org_rows = []
+    venue_updates = []
+    for paper in papers:
+        item = chosen[paper.canonical_id]
+        edited = set(paper.edited_fields or [])
+        if "organizations" not in edited:
+            org_rows += [
+                Paper.organizations.through(paper_id=paper.pk, organization_id=org_id)
+                for org_id in orgs.match(item.affiliations)
+            ]
+        if "venue" not in edited and paper.venue_id is None:
+            found = venue_matcher.match(item.comment, item.journal_ref)
+            if found:
+                paper.venue = venues.get(found.short_name, found.year, found.full_name)
+                paper.venue_status = found.status
+                venue_updates.append(paper)
+    Paper.organizations.through.objects.bulk_create(org_rows, ignore_conflicts=True)
+    if venue_updates:
+        Paper.objects.bulk_update(venue_updates, ["venue", "venue_status"])

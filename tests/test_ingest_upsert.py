@@ -1,0 +1,128 @@
+"""Upserting ingested items: one paper per identity, versions move forward, editors win."""
+
+from __future__ import annotations
+
+import pytest
+
+from papers.ingest.service import ingest_document
+from papers.models import IngestRun, Organization, OrganizationAlias, Paper, VenueAlias
+from papers.services import paper_record_edits
+from tests.arxiv_docs import Entry, api_page, numbered
+from tests.factories import make_track
+
+
+def _ingest(entries: list[Entry]) -> IngestRun:
+    run = ingest_document(
+        data=api_page(entries), fmt="arxiv-api", tracks=[make_track()], label="test"
+    )
+    assert run.status == IngestRun.Status.SUCCEEDED, run.message
+    return run
+
+
+def test_the_same_items_twice_make_one_paper_each(db):
+    first = _ingest(numbered(5))
+    second = _ingest(numbered(5))
+    assert (first.new, first.updated, first.unchanged) == (5, 0, 0)
+    assert (second.new, second.updated, second.unchanged) == (0, 0, 5)
+    assert Paper.objects.count() == 5
+    paper = Paper.objects.get(arxiv_id="2610.00001")
+    assert paper.canonical_id == "arxiv:2610.00001" and paper.slug == "arxiv-2610-00001"
+    assert paper.tracks.filter(slug="infra").exists()
+
+
+def test_a_newer_version_updates_the_paper_and_queues_it_for_scoring(db):
+    _ingest([Entry("2610.00042", version=1, title="First title")])
+    Paper.objects.update(needs_scoring=False)
+    run = _ingest(
+        [Entry("2610.00042", version=2, title="Better title", updated="2026-10-29T10:00:00Z")]
+    )
+    assert run.updated == 1
+    paper = Paper.objects.get()
+    assert (paper.version, paper.title, paper.needs_scoring) == (2, "Better title", True)
+
+
+def test_an_older_version_never_overwrites_a_newer_one(db):
+    _ingest([Entry("2610.00042", version=3, title="Third")])
+    run = _ingest([Entry("2610.00042", version=1, title="First")])
+    assert run.unchanged == 1
+    assert Paper.objects.get().title == "Third"
+
+
+def test_a_feed_listing_two_versions_keeps_the_newest(db):
+    run = _ingest(
+        [Entry("2610.00007", version=1, title="Old"), Entry("2610.00007", version=2, title="New")]
+    )
+    assert run.new == 1
+    assert Paper.objects.get().title == "New"
+
+
+def test_fields_an_editor_changed_are_never_overwritten(db):
+    _ingest([Entry("2610.00042", version=1, title="Raw title", summary="Raw abstract")])
+    paper = Paper.objects.get()
+    paper.title = "Editor's title"
+    paper.save()
+    paper_record_edits(paper=paper, fields=["title"])
+    _ingest(
+        [Entry("2610.00042", version=2, title="Version two title", summary="Version two abstract")]
+    )
+    paper.refresh_from_db()
+    assert paper.title == "Editor's title"
+    assert paper.abstract == "Version two abstract"
+    assert paper.version == 2
+
+
+def test_affiliations_map_to_organisation_labels_through_aliases(db):
+    _ingest(
+        [
+            Entry(
+                "2610.00100",
+                authors=[
+                    ("A. Author", "Microsoft Research Asia"),
+                    ("B. Author", "Peking University"),
+                ],
+            )
+        ]
+    )
+    labels = set(Paper.objects.get().organizations.values_list("label", flat=True))
+    assert labels == {"Microsoft", "PKU"}
+    # an editor adds an alias; the next paper that needs it gets it
+    OrganizationAlias.objects.create(
+        pattern="Contoso Labs",
+        organization=Organization.objects.create(slug="contoso", label="Contoso"),
+    )
+    _ingest([Entry("2610.00101", authors=[("C. Author", "Contoso Labs, Redmond")])])
+    assert list(
+        Paper.objects.get(arxiv_id="2610.00101").organizations.values_list("label", flat=True)
+    ) == ["Contoso"]
+
+
+@pytest.mark.parametrize(
+    ("comment", "journal_ref", "expected"),
+    [
+        ("Accepted to NSDI 2027", "", ("NSDI", 2027, "accepted")),
+        ("To appear in OSDI '27. 14 pages", "", ("OSDI", 2027, "to_appear")),
+        (
+            "12 pages; accepted at the 31st Symposium on Operating Systems Principles (SOSP 2026)",
+            "",
+            ("SOSP", 2026, "accepted"),
+        ),
+        ("", "Proceedings of EuroSys 2026, pp. 1-15", ("EuroSys", 2026, "published")),
+        (
+            "Accepted to Networked Systems Design and Implementation 2027",
+            "",
+            ("NSDI", 2027, "accepted"),
+        ),
+        ("10 pages, 5 figures", "", None),
+    ],
+)
+def test_venue_and_status_come_from_the_comment_or_journal_ref(db, comment, journal_ref, expected):
+    _ingest([Entry("2610.00200", comment=comment, journal_ref=journal_ref)])
+    paper = Paper.objects.select_related("venue").get()
+    got = (paper.venue.short_name, paper.venue.year, paper.venue_status) if paper.venue else None
+    assert got == expected
+
+
+def test_editors_extend_the_venue_aliases(db):
+    VenueAlias.objects.create(alias="Symposium on Cloud Computing", short_name="SoCC")
+    _ingest([Entry("2610.00300", comment="Accepted to the Symposium on Cloud Computing 2026")])
+    assert str(Paper.objects.get().venue) == "SoCC 2026"
