@@ -61,19 +61,26 @@ def paper_fields(item: RawItem) -> dict:
 
 
 class OrganizationMatcher:
-    """Affiliation text → organisation ids, by whole-word, case-insensitive aliases."""
+    """Affiliation text → organisation ids, by whole-word, case-insensitive aliases.
+
+    All aliases are compiled into one alternation (longest first), so each affiliation is
+    scanned once however many aliases editors add.
+    """
 
     def __init__(self) -> None:
-        self.rules = [
-            (re.compile(rf"(?<!\w){re.escape(a.pattern)}(?!\w)", re.I), a.organization_id)
-            for a in OrganizationAlias.objects.all()
-        ]
+        aliases = sorted(OrganizationAlias.objects.all(), key=lambda a: -len(a.pattern))
+        self.by_text = {a.pattern.casefold(): a.organization_id for a in aliases}
+        alternation = "|".join(re.escape(a.pattern) for a in aliases)
+        self.pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.I) if aliases else None
 
     def match(self, affiliations: list[str]) -> list[int]:
         found: list[int] = []
+        if self.pattern is None:
+            return found
         for text in affiliations:
-            for pattern, org_id in self.rules:
-                if org_id not in found and pattern.search(text):
+            for m in self.pattern.finditer(text):
+                org_id = self.by_text[m.group(0).casefold()]
+                if org_id not in found:
                     found.append(org_id)
         return found
 

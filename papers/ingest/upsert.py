@@ -117,6 +117,7 @@ def papers_upsert(
                     first_run=run,
                     needs_scoring=True,
                     **paper_fields(chosen[cid]),
+                    **_venue_fields(chosen[cid], venues_matcher, venues),
                 )
                 for cid in missing
             ]
@@ -144,6 +145,8 @@ def papers_upsert(
             # Unversioned items (blog posts): the latest fetch is the truth.
             newer = incoming > stored_version if incoming and stored_version else not stored_version
             changes = _changes(paper, paper_fields(item), newer)
+            if paper.venue_id is None and "venue" not in (paper.edited_fields or []):
+                changes.update(_venue_fields(item, venues_matcher, venues))
             if not changes:
                 result.unchanged += 1
                 continue
@@ -158,41 +161,36 @@ def papers_upsert(
             result.updated += 1
         if to_update:
             Paper.objects.bulk_update(to_update, sorted(touched_fields | {"updated_at"}))
-        _link(linked, chosen, tracks, orgs, venues_matcher, venues)
+        _link(linked, chosen, tracks, orgs)
     return result
 
 
+def _venue_fields(item: RawItem, matcher: VenueMatcher, venues: _Venues) -> dict:
+    found = matcher.match(item.comment, item.journal_ref)
+    if found is None:
+        return {}
+    return {
+        "venue": venues.get(found.short_name, found.year, found.full_name),
+        "venue_status": found.status,
+    }
+
+
 def _link(
-    papers: list[Paper],
-    chosen: dict[str, RawItem],
-    tracks: list[Track],
-    orgs: OrganizationMatcher,
-    venue_matcher: VenueMatcher,
-    venues: _Venues,
+    papers: list[Paper], chosen: dict[str, RawItem], tracks: list[Track], orgs: OrganizationMatcher
 ) -> None:
-    """Tracks, organisations and venue of new or changed papers, in a few bulk queries."""
+    """Tracks and organisations of new or changed papers, in two bulk inserts."""
     if not papers:
         return
-    track_rows = [
-        Paper.tracks.through(paper_id=p.pk, track_id=t.pk) for p in papers for t in tracks
+    through = Paper.tracks.through
+    through.objects.bulk_create(
+        [through(paper_id=p.pk, track_id=t.pk) for p in papers for t in tracks],
+        ignore_conflicts=True,
+    )
+    org_through = Paper.organizations.through
+    org_rows = [
+        org_through(paper_id=paper.pk, organization_id=org_id)
+        for paper in papers
+        if "organizations" not in (paper.edited_fields or [])
+        for org_id in orgs.match(chosen[paper.canonical_id].affiliations)
     ]
-    Paper.tracks.through.objects.bulk_create(track_rows, ignore_conflicts=True)
-    org_rows = []
-    venue_updates = []
-    for paper in papers:
-        item = chosen[paper.canonical_id]
-        edited = set(paper.edited_fields or [])
-        if "organizations" not in edited:
-            org_rows += [
-                Paper.organizations.through(paper_id=paper.pk, organization_id=org_id)
-                for org_id in orgs.match(item.affiliations)
-            ]
-        if "venue" not in edited and paper.venue_id is None:
-            found = venue_matcher.match(item.comment, item.journal_ref)
-            if found:
-                paper.venue = venues.get(found.short_name, found.year, found.full_name)
-                paper.venue_status = found.status
-                venue_updates.append(paper)
-    Paper.organizations.through.objects.bulk_create(org_rows, ignore_conflicts=True)
-    if venue_updates:
-        Paper.objects.bulk_update(venue_updates, ["venue", "venue_status"])
+    org_through.objects.bulk_create(org_rows, ignore_conflicts=True)
