@@ -8,7 +8,9 @@ class DeepdivesConfig(AppConfig):
 
     def ready(self) -> None:
         from dailies.extensions import register_paper_prefetch
-        from deepdives.selectors import deep_dive_prefetch
+        from deepdives.selectors import deep_dive_prefetch, reference_code_prefetch
 
-        # Daily and index pages mark entries that have a deep dive; dailies can't import us.
+        # Daily, index and paper pages link deep dives and reference code; dailies can't
+        # import us, so we hand it the prefetches.
         register_paper_prefetch(deep_dive_prefetch)
+        register_paper_prefetch(reference_code_prefetch)

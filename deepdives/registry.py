@@ -185,6 +185,144 @@ PROGRAMS: dict[str, Program] = {
                 log_y=True,
             ),
         ),
+        Program(
+            name="psr",
+            module="deepdives.reference.psr",
+            system="PSR",
+            paper_slug="psr-moe-offloading",
+            summary_en="MoE routing biased by a per-sequence logical cache: outputs independent "
+            "of transfer timing and batch mates, fewer expert copies than exact routing + LRU.",
+            summary_zh="按每条序列的逻辑缓存给 MoE 路由加偏置：输出不随传输时机和同批请求变化，"
+            "专家拷贝比精确路由加 LRU 更少。",
+            chart=Chart(
+                title="Expert copies per token vs GPU expert slots",
+                x_label="GPU expert slots per layer",
+                y_label="expert copies per token",
+                x_path="slot_sweep.slots",
+                series=(
+                    Series("exact routing + LRU", "slot_sweep.exact_lru_copies_per_token"),
+                    Series(
+                        "physical-cache-aware (timing-dependent)",
+                        "slot_sweep.physical_aware_copies_per_token",
+                    ),
+                    Series("PSR (logical cache)", "slot_sweep.psr_copies_per_token"),
+                ),
+            ),
+        ),
+        Program(
+            name="eic",
+            module="deepdives.reference.eic",
+            system="EIC",
+            paper_slug="volcano-engine-eic",
+            summary_en="A shared distributed prefix KV cache across serving instances vs "
+            "local-only caching under non-sticky routing.",
+            summary_zh="多个推理实例共享的分布式前缀 KV 缓存，对比非粘性路由下只用本地缓存。",
+            chart=Chart(
+                title="History recomputed vs number of instances (non-sticky routing)",
+                x_label="inference instances",
+                y_label="share of history tokens recomputed",
+                x_path="instance_sweep.instances",
+                series=(
+                    Series("local cache only", "instance_sweep.local_only_history_recomputed"),
+                    Series(
+                        "local + shared EIC", "instance_sweep.local_plus_eic_history_recomputed"
+                    ),
+                    Series(
+                        "local only, sticky routing",
+                        "instance_sweep.local_only_sticky_history_recomputed",
+                    ),
+                ),
+                log_x=True,
+            ),
+        ),
+        Program(
+            name="ling",
+            module="deepdives.reference.ling",
+            system="Ling-3.0-flash on DGX Spark",
+            paper_slug="ling-flash-dgx-spark",
+            summary_en="A bandwidth model of faster expert kernels, an 8-bit output projection "
+            "and multi-token-prediction speculation for MoE decoding.",
+            summary_zh="混合专家解码的带宽模型：更快的专家算子、8 位输出投影"
+            "和多 token 预测投机解码。",
+            chart=Chart(
+                title="MTP speculation on an MoE: decode rate vs draft length",
+                x_label="draft tokens d",
+                y_label="tokens/s",
+                x_path="mtp_sweep.d",
+                series=(
+                    Series("α = 0.6", "mtp_sweep.alpha60"),
+                    Series("α = 0.7", "mtp_sweep.alpha70"),
+                    Series("α = 0.8", "mtp_sweep.alpha80"),
+                    Series("α = 0.9", "mtp_sweep.alpha90"),
+                    Series("α = 0.8, independent routing", "mtp_sweep.alpha80_independent_routing"),
+                ),
+            ),
+        ),
+        Program(
+            name="minerva",
+            module="deepdives.reference.minerva",
+            system="Minerva",
+            paper_slug="minerva",
+            summary_en="Peer-relative anomaly detection and topology-based alert grouping vs "
+            "fixed thresholds.",
+            summary_zh="与同类设备对比的异常检测加按拓扑合并告警，对比固定阈值。",
+            chart=Chart(
+                title="Catching a slow GPU: peer z-score vs fixed threshold",
+                x_label="slowdown of one rank (%)",
+                y_label="detection rate",
+                x_path="gray_sweep.slowdown_pct",
+                series=(
+                    Series("peer z-score, 3 windows", "gray_sweep.peer_detect_rate"),
+                    Series("absolute +30% threshold", "gray_sweep.threshold_detect_rate"),
+                ),
+            ),
+        ),
+        Program(
+            name="rounding",
+            module="deepdives.reference.rounding",
+            system="Rounding-location alignment",
+            paper_slug="rounding-location-alignment",
+            summary_en="Trainer and inference engine rounding RoPE, SwiGLU and residual RMSNorm "
+            "to BF16 at the same points vs at different points.",
+            summary_zh="训练端和推理端在相同或不同位置把 RoPE、SwiGLU 和残差 RMSNorm 舍入到 BF16。",
+            chart=Chart(
+                title="Trainer–inference log-prob mismatch by depth",
+                x_label="layers",
+                y_label="mean |Δ log π| per token (nats)",
+                x_path="depth.depth",
+                series=(
+                    Series("misaligned BF16", "depth.misaligned_bf16_mean_abs_delta"),
+                    Series("misaligned FP16", "depth.misaligned_fp16_mean_abs_delta"),
+                    Series(
+                        "aligned BF16, split-K GEMM", "depth.aligned_bf16_split_k_mean_abs_delta"
+                    ),
+                    Series("aligned BF16", "depth.aligned_bf16_mean_abs_delta"),
+                ),
+            ),
+        ),
+        Program(
+            name="biasfold",
+            module="deepdives.reference.biasfold",
+            system="Folding attention biases into keys",
+            paper_slug="folding-attention-biases",
+            summary_en="Exact extra-dimension fold, least-squares direction fold and fold + "
+            "value refit of Attention Matching biases, on an unmodified attention kernel.",
+            summary_zh="把 Attention Matching 的偏置折进键向量：精确加维、"
+            "最小二乘方向折叠、折叠后重拟合值。",
+            chart=Chart(
+                title="Held-out attention error vs shared query component",
+                x_label="query mean / noise norm",
+                y_label="relative output error (log scale)",
+                x_path="by_mean_strength.mean_strength",
+                series=(
+                    Series("AM with bias", "by_mean_strength.am_biased"),
+                    Series("fold + refit", "by_mean_strength.fold_refit"),
+                    Series("fold", "by_mean_strength.fold"),
+                    Series("drop bias", "by_mean_strength.drop_bias"),
+                ),
+                log_y=True,
+            ),
+        ),
     ]
 }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Prefetch
 
-from deepdives.models import DeepDive
+from deepdives.models import DeepDive, ReferenceCode
 
 
 def deep_dive_prefetch(prefix: str = "") -> Prefetch:
@@ -15,3 +15,9 @@ def deep_dive_prefetch(prefix: str = "") -> Prefetch:
     """
     queryset = DeepDive.objects.filter(status=DeepDive.Status.PUBLISHED).defer("body_en", "body_zh")
     return Prefetch(f"{prefix}deep_dives", queryset=queryset, to_attr="deep_dive_list")
+
+
+def reference_code_prefetch(prefix: str = "") -> Prefetch:
+    """Prefetch a paper's registered reference programs into ``paper.reference_code_list``."""
+    queryset = ReferenceCode.objects.only("id", "slug", "name", "paper_id", "last_status")
+    return Prefetch(f"{prefix}reference_codes", queryset=queryset, to_attr="reference_code_list")

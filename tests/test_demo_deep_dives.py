@@ -1,4 +1,4 @@
-"""The six deep dives of the 2026-10-28 daily, in both languages."""
+"""The demo deep dives (six on the 2026-10-28 daily), in both languages."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ SIX = ["hilo", "coloc", "trustann", "bellowskv", "zipfusion", "cosmos-llm-gatewa
 
 @pytest.fixture
 def deep_dives(demo):
-    assert demo_load_deep_dives() == 6
+    assert demo_load_deep_dives() >= 6
 
 
 def test_each_is_long_enough_in_both_languages(deep_dives):
-    for deep_dive in DeepDive.objects.all():
+    for deep_dive in DeepDive.objects.all():  # every demo deep dive, not only these six
         words = len(re.findall(r"[A-Za-z][A-Za-z'’-]*", deep_dive.body_en))
         chars = len(re.findall(r"[\u4e00-\u9fff]", deep_dive.body_zh))
         assert words >= 1000, (deep_dive.slug, words)

@@ -71,6 +71,6 @@ def test_its_query_count_does_not_grow_with_the_papers(db, anonymous):
 
 
 def test_it_runs_a_pinned_number_of_queries(demo, anonymous, django_assert_num_queries):
-    # count, papers, organisations, summaries, topics, deep dives, appearances
-    with django_assert_num_queries(7):
+    # count, papers, organisations, summaries, topics, deep dives, reference code, appearances
+    with django_assert_num_queries(8):
         anonymous.get("/en/papers/")
