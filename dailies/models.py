@@ -54,6 +54,12 @@ class Daily(models.Model):
         editable=False,
         help_text=_("Recorded by the system when the daily is assembled or imported."),
     )
+    assembled_at = models.DateTimeField(null=True, blank=True, editable=False)
+    edited_by_editor = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text=_("An editor changed it; re-assembly leaves it alone."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -179,3 +185,33 @@ class DailyEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.daily} #{self.position} {self.paper}"
+
+
+class EditorialAction(models.Model):
+    """What an editor did to a daily's selection: the scorer learns from these."""
+
+    class Kind(models.TextChoices):
+        ADDED = "added", _("Added a paper")
+        REMOVED = "removed", _("Removed a paper")
+        SCORE_OVERRIDE = "score", _("Overrode a score")
+        LEAD = "lead", _("Chose the lead story")
+
+    daily = models.ForeignKey(Daily, on_delete=models.CASCADE, related_name="actions")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="editorial_actions")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    score_before = models.DecimalField(max_digits=3, decimal_places=2, null=True, blank=True)
+    score_after = models.DecimalField(max_digits=3, decimal_places=2, null=True, blank=True)
+    user = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            # the admin's history of one daily
+            models.Index(fields=["daily", "-created_at"], name="dailies_action_daily_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.daily} {self.kind} {self.paper}"

@@ -7,6 +7,7 @@ This app knows nothing of dailies; whether a paper is visible to readers is deci
 
 from __future__ import annotations
 
+import datetime
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
@@ -54,6 +55,10 @@ class Track(models.Model):
     )
     position = models.PositiveSmallIntegerField(
         default=0, help_text=_("Order of the track on the home page.")
+    )
+    assemble_at = models.TimeField(
+        default=datetime.time(7, 0),
+        help_text=_("Local time (editorial time zone) the draft daily is assembled."),
     )
     is_active = models.BooleanField(default=True)
 
@@ -409,6 +414,9 @@ class Score(models.Model):
     rationale_zh = models.TextField(blank=True)
     scorer = models.CharField(max_length=60)
     scorer_version = models.CharField(max_length=30)
+    notes = models.TextField(blank=True, help_text=_("e.g. why the LLM judge fell back."))
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -431,3 +439,25 @@ class Score(models.Model):
         if language == Language.ZH:
             return self.rationale_zh or self.rationale_en
         return self.rationale_en or self.rationale_zh
+
+
+class TrackProfileItem(models.Model):
+    """A paper in a track's relevance profile: what editors selected (weight > 0) or turned
+    down (weight < 0) for the track. The scorer compares candidates with these."""
+
+    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="profile")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="profile_items")
+    weight = models.FloatField(default=1.0)
+    reason = models.CharField(max_length=40)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["track", "-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["track", "paper"], name="papers_profile_unique_track_paper"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.track} {self.paper} {self.weight:+.1f}"
