@@ -5,7 +5,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from dailies import services
-from dailies.models import Daily, DailyEntry
+from dailies.assembly import daily_record_editor_changes
+from dailies.models import Daily, DailyEntry, EditorialAction
 
 
 class DailyEntryInline(admin.TabularInline):
@@ -88,3 +89,36 @@ class DailyAdmin(admin.ModelAdmin):
 
     def has_publish_permission(self, request) -> bool:
         return request.user.has_perm(services.PUBLISH_PERMISSION)
+
+    def save_model(self, request, obj, form, change) -> None:
+        # Remember the selection as it was, to record what the editor changed in it.
+        request._entries_before = (
+            {e.paper_id: (e.score, e.is_lead) for e in obj.entries.all()} if change else {}
+        )
+        super().save_model(request, obj, form, change)
+        if change and form.changed_data and not obj.edited_by_editor:
+            obj.edited_by_editor = True
+            obj.save(update_fields=["edited_by_editor"])
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        if change:
+            daily_record_editor_changes(
+                daily=form.instance, before=request._entries_before, user=request.user
+            )
+
+
+@admin.register(EditorialAction)
+class EditorialActionAdmin(admin.ModelAdmin):
+    """What editors did to the proposed dailies; the scorer's relevance profile learns it."""
+
+    list_display = ["daily", "kind", "paper", "score_before", "score_after", "user", "created_at"]
+    list_filter = ["kind", "daily__track"]
+    search_fields = ["paper__title", "paper__short_name"]
+    list_select_related = ["daily", "daily__track", "paper", "user"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

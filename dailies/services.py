@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from dailies.assembly import track_profile_from_daily
 from dailies.models import Daily, DailyStatus
 
 PUBLISH_PERMISSION = "dailies.publish_daily"
@@ -47,6 +48,7 @@ def daily_publish(*, daily: Daily, user=None, now: dt.datetime | None = None) ->
     daily.published_at = now or timezone.now()
     daily.full_clean()
     daily.save(update_fields=["status", "published_at", "updated_at"])
+    _after_publish(daily)
     return daily
 
 
@@ -97,4 +99,11 @@ def daily_publish_if_due(*, daily_id: int, now: dt.datetime | None = None) -> bo
         claimed = Daily.objects.filter(
             pk=daily_id, status=DailyStatus.SCHEDULED, publish_at__lte=now
         ).update(status=DailyStatus.PUBLISHED, published_at=now, updated_at=now)
+        if claimed:
+            _after_publish(daily)
     return claimed == 1
+
+
+def _after_publish(daily: Daily) -> None:
+    """What publishing teaches the system: the selection joins the track's profile."""
+    track_profile_from_daily(daily=daily)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
+import zoneinfo
 
 from celery import shared_task
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from dailies import services
+from dailies.assembly import daily_assemble
+from dailies.models import Daily
+from papers.models import Track
 
 log = logging.getLogger(__name__)
 
@@ -29,3 +36,34 @@ def publish_daily_if_due(self, daily_id: int) -> bool:
         # Not retryable: an editor has to fix the daily. Leave it scheduled and say why.
         log.error("daily %s is due but cannot be published: %s", daily_id, exc)
         return False
+
+
+@shared_task
+def assemble_due_dailies() -> list[str]:
+    """Periodic entry point: for each active track whose assembly time has passed today
+    (editorial time zone) and that has no daily yet, one assembly task."""
+    due = services_assembly_due()
+    for track_id, date in due:
+        assemble_daily.delay(track_id, date.isoformat())
+    return [f"{track_id}:{date}" for track_id, date in due]
+
+
+@shared_task(acks_late=True, soft_time_limit=20 * 60, time_limit=21 * 60)
+def assemble_daily(track_id: int, date: str) -> dict:
+    """Idempotent: re-assembling an unedited draft refreshes it to the same result."""
+    track = Track.objects.get(pk=track_id)
+    return daily_assemble(track=track, date=dt.date.fromisoformat(date)).as_dict()
+
+
+def services_assembly_due(now: dt.datetime | None = None) -> list[tuple[int, dt.date]]:
+    now = now or timezone.now()
+    tz = zoneinfo.ZoneInfo(settings.EDITORIAL_TIME_ZONE)
+    local = now.astimezone(tz)
+    due = []
+    for track in Track.objects.filter(is_active=True):
+        if (
+            local.time() >= track.assemble_at
+            and not Daily.objects.filter(track=track, date=local.date()).exists()
+        ):
+            due.append((track.pk, local.date()))
+    return due

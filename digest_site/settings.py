@@ -153,6 +153,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "papers.tasks.ingest_due_sources",
         "schedule": 5 * 60.0,
     },
+    "score-pending-papers": {
+        "task": "papers.tasks.score_pending_papers",
+        "schedule": 10 * 60.0,
+    },
+    "assemble-due-dailies": {
+        "task": "dailies.tasks.assemble_due_dailies",
+        "schedule": 15 * 60.0,
+    },
     "verify-reference-code": {
         "task": "deepdives.tasks.verify_all_reference_code",
         "schedule": 24 * 60 * 60.0,
@@ -206,6 +214,11 @@ ARXIV_API_URL = env_str("ARXIV_API_URL") or "https://export.arxiv.org/api/query"
 ARXIV_RSS_URL = env_str("ARXIV_RSS_URL") or "https://rss.arxiv.org/rss/"
 ARXIV_MIN_INTERVAL = float(env_int("ARXIV_MIN_INTERVAL_MS", 3000, minimum=0)) / 1000
 INGEST_FETCH_POLICY: dict = {}  # overrides of papers.ingest.fetch.FetchPolicy (tests)
+
+# Scoring: an OpenAI-compatible chat-completions endpoint turns on the LLM judge.
+LLM_BASE_URL = env_str("LLM_BASE_URL") or ""
+LLM_API_KEY = env_str("LLM_API_KEY") or ""
+LLM_MODEL = env_str("LLM_MODEL") or ""
 
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

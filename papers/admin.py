@@ -17,6 +17,7 @@ from papers.models import (
     Summary,
     Topic,
     Track,
+    TrackProfileItem,
     Venue,
     VenueAlias,
 )
@@ -301,8 +302,28 @@ class ScoreAdmin(admin.ModelAdmin):
     search_fields = ["paper__title", "paper__short_name"]
     list_select_related = ["paper", "track"]
 
+    def has_add_permission(self, request) -> bool:
+        return False
+
     def has_change_permission(self, request, obj=None) -> bool:
         # Scores are a record of what a scorer said; rescoring adds a row.
+        return False
+
+
+@admin.register(TrackProfileItem)
+class TrackProfileItemAdmin(admin.ModelAdmin):
+    """The papers each track's relevance scoring compares with (kept by publishing and by
+    editors' additions and removals)."""
+
+    list_display = ["track", "paper", "weight", "reason", "updated_at"]
+    list_filter = ["track", "reason"]
+    search_fields = ["paper__title", "paper__short_name"]
+    list_select_related = ["track", "paper"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from papers.ingest.service import ingest_source
 from papers.models import IngestRun, Source
+from papers.scoring.service import scores_pending
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,14 @@ def ingest_source_task(self, source_id: int) -> dict:
     if run.status == IngestRun.Status.FAILED and self.request.retries < self.max_retries:
         # A failed run stored nothing; try again later (network blips, arXiv hiccups).
         raise self.retry()
+    if run.new or run.updated:
+        # New and changed papers are queued for scoring once this run has committed.
+        transaction.on_commit(score_pending_papers.delay)
     return {"status": run.status, "run": run.pk, "new": run.new, "updated": run.updated}
 
 
-__all__ = ["ingest_due_sources", "ingest_source_task"]
+@shared_task(acks_late=True, soft_time_limit=20 * 60, time_limit=21 * 60)
+def score_pending_papers() -> int:
+    """Score new or changed papers for every active track. Idempotent: a rerun finds nothing
+    left to score (or adds an identical newer row for a paper that changed again)."""
+    return scores_pending()

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Permission
@@ -126,3 +132,65 @@ def recorded_server():
 
     with RecordedServer() as server:
         yield server
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _test_database_url() -> str:
+    """The URL of the database this test run actually uses (pytest-django's test_ copy)."""
+    s = connection.settings_dict
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path):
+    """A real Celery worker process on Redis, using this run's PostgreSQL test database.
+
+    Its log goes to a file (a pipe nobody reads would fill up and stall the worker)."""
+    env = {**os.environ, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL}
+    log_path = tmp_path / "worker.log"
+    log_file = log_path.open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "digest_site",
+            "worker",
+            "--pool=solo",
+            "--concurrency=1",
+            "--loglevel=INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--hostname",
+            f"test-{os.getpid()}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        from digest_site.celery import app
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"worker exited early:\n{log_path.read_text()}")
+            if app.control.ping(timeout=1.0):
+                break
+        else:
+            pytest.fail("worker did not answer a ping within 60 s")
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log_file.close()
+        connection.close()

@@ -30,6 +30,7 @@ class Logged:
     path: str
     query: dict[str, list[str]]
     headers: dict[str, str]
+    body: bytes = b""
 
 
 class RecordedServer:
@@ -41,12 +42,23 @@ class RecordedServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                self._answer(self.rfile.read(length) if length else b"")
+
             def do_GET(self) -> None:
+                self._answer(b"")
+
+            def _answer(self, request_body: bytes) -> None:
                 parts = urlsplit(self.path)
                 with server._lock:
                     server.log.append(
                         Logged(
-                            time.monotonic(), parts.path, parse_qs(parts.query), dict(self.headers)
+                            time.monotonic(),
+                            parts.path,
+                            parse_qs(parts.query),
+                            dict(self.headers),
+                            request_body,
                         )
                     )
                     reply = server._next(parts.path, parse_qs(parts.query))

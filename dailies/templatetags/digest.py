@@ -8,8 +8,7 @@ from decimal import Decimal
 from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import get_language, gettext
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import get_language, gettext, gettext_lazy
 
 from papers.languages import Language, localized
 from papers.models import Paper, Summary
@@ -112,11 +111,11 @@ def get_item(mapping: dict, key):
 
 
 CRITERION_LABELS = {
-    "relevance": _lazy("Relevance to the track"),
-    "novelty": _lazy("Novelty"),
-    "evidence": _lazy("Strength of evidence"),
-    "impact": _lazy("Practical impact"),
-    "venue": _lazy("Venue"),
+    "relevance": gettext_lazy("Relevance to the track"),
+    "novelty": gettext_lazy("Novelty"),
+    "evidence": gettext_lazy("Strength of evidence"),
+    "impact": gettext_lazy("Practical impact"),
+    "venue": gettext_lazy("Venue"),
 }
 
 

@@ -106,7 +106,7 @@ def arxiv_limiter() -> RateLimiter:
     )
 
 
-def _retry_after(value: str | None, cap: float) -> float | None:
+def retry_after_seconds(value: str | None, cap: float) -> float | None:
     if not value:
         return None
     value = value.strip()
@@ -118,7 +118,7 @@ def _retry_after(value: str | None, cap: float) -> float | None:
     return min(max(0.0, parsed.timestamp() - time.time()), cap)
 
 
-def _backoff(policy: FetchPolicy, attempt: int) -> float:
+def backoff_delay(policy: FetchPolicy, attempt: int) -> float:
     base = min(policy.backoff_cap, policy.backoff_base * 2**attempt)
     return base / 2 + random.uniform(0, base / 2)  # "equal jitter"
 
@@ -160,16 +160,18 @@ def fetch(
                 body = reply.read()
             except httpx.TimeoutException as exc:
                 last_problem = f"timed out ({type(exc).__name__})"
-                delay = _backoff(policy, attempt)
+                delay = backoff_delay(policy, attempt)
             except httpx.TransportError as exc:
                 last_problem = f"network error: {exc}"
-                delay = _backoff(policy, attempt)
+                delay = backoff_delay(policy, attempt)
             else:
                 if reply.status_code in RETRY_STATUSES:
                     last_problem = f"HTTP {reply.status_code}"
-                    delay = _retry_after(reply.headers.get("Retry-After"), policy.retry_after_cap)
+                    delay = retry_after_seconds(
+                        reply.headers.get("Retry-After"), policy.retry_after_cap
+                    )
                     if delay is None:
-                        delay = _backoff(policy, attempt)
+                        delay = backoff_delay(policy, attempt)
                 else:
                     return Response(
                         status=reply.status_code,

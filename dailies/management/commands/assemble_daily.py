@@ -1,0 +1,30 @@
+import datetime as dt
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from dailies.assembly import daily_assemble
+from papers.models import Track
+
+
+class Command(BaseCommand):
+    help = "Assemble (or refresh) a track's draft daily for a date from its scored candidates."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("track", help="track slug")
+        parser.add_argument("date", help="YYYY-MM-DD")
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    def handle(self, *args, track: str, date: str, **options) -> None:
+        try:
+            day = dt.date.fromisoformat(date)
+        except ValueError:
+            raise CommandError(f"not a date (YYYY-MM-DD): {date!r}") from None
+        track_obj = Track.objects.filter(slug=track).first()
+        if track_obj is None:
+            raise CommandError(f"no track {track!r}")
+        result = daily_assemble(track=track_obj, date=day)
+        if options["json"]:
+            self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False))
+        else:
+            self.stdout.write(f"{track} {day}: {result.status} — {result.message}")

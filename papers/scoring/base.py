@@ -1,0 +1,51 @@
+"""What every scorer returns, and how criteria become a total."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Protocol
+
+from papers.models import SCORE_MAX, SCORE_MIN, Paper, Track
+
+# The rubric: criterion → weight in the total. Names are stored with every score.
+CRITERIA: dict[str, float] = {
+    "relevance": 0.40,
+    "novelty": 0.15,
+    "evidence": 0.20,
+    "impact": 0.15,
+    "venue": 0.10,
+}
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    total: Decimal
+    criteria: dict[str, int]
+    rationale_en: str
+    rationale_zh: str
+    scorer: str
+    version: str
+    features: dict = field(default_factory=dict)
+    notes: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Scorer(Protocol):
+    name: str
+    version: str
+
+    def score(self, papers: list[Paper], track: Track) -> list[ScoreResult]: ...
+
+
+def total_from(criteria: dict[str, int]) -> Decimal:
+    """Weighted mean of the criteria, on the 0.05 grid within 1.00–5.00."""
+    mean = sum(CRITERIA[name] * criteria[name] for name in CRITERIA) / sum(CRITERIA.values())
+    stepped = (Decimal(str(mean)) * 20).quantize(Decimal("1"), rounding=ROUND_HALF_UP) / 20
+    return min(SCORE_MAX, max(SCORE_MIN, stepped.quantize(Decimal("0.01"))))
+
+
+def clamp_level(value: float) -> int:
+    """A 1–5 criterion level from a real number."""
+    return int(min(5, max(1, round(value))))

@@ -1,0 +1,215 @@
+"""The default scorer: offline, deterministic, and explainable.
+
+Relevance compares the paper's text with the track's profile — its description, keywords
+and the papers editors selected for it — with scikit-learn's TF-IDF; novelty is low when a
+paper is close to one the track selected in the last 30 days; evidence, impact and venue
+come from what the text and metadata say. Every criterion keeps the features it came from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import numpy as np
+from django.utils import timezone
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics.pairwise import cosine_similarity
+
+from papers.models import Paper, Track, TrackProfileItem
+from papers.scoring.base import ScoreResult, clamp_level, total_from
+
+NAME = "rubric-tfidf"
+VERSION = "1"
+NOVELTY_WINDOW = dt.timedelta(days=30)
+TOP_VENUES = {
+    "NSDI",
+    "OSDI",
+    "SOSP",
+    "EuroSys",
+    "ASPLOS",
+    "ATC",
+    "SIGCOMM",
+    "MLSys",
+    "FAST",
+    "VLDB",
+    "SIGMOD",
+    "ISCA",
+    "MICRO",
+    "SC",
+}
+
+_NUMBER = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:%|×|x\b|times\b|ms\b|µs\b|us\b|s\b|GB\b|TB\b|GB/s|tokens?\b|"
+    r"billion\b|million\b|k\b|K\b)",
+)
+_SCALE = re.compile(
+    r"\b(?:production|deployed|deployment|in the wild|real[- ]world|at scale|clusters?|"
+    r"thousands? of|billions? of|millions? of|fleet|datacenters?|GPUs?|H100|A100)\b",
+    re.I,
+)
+_PRACTICE = re.compile(
+    r"\b(?:open[- ]source|released|drop-in|throughput|latency|cost|memory|speed-?up|"
+    r"reduces?|faster|serving|inference|operators?|engineers?|SLOs?)\b",
+    re.I,
+)
+
+
+def paper_text(paper: Paper) -> str:
+    return f"{paper.title}. {paper.title}. {paper.abstract}"
+
+
+class RubricScorer:
+    name = NAME
+    version = VERSION
+
+    def score(self, papers: list[Paper], track: Track) -> list[ScoreResult]:
+        """Scores ``papers`` for ``track`` (reads the track's profile: two queries)."""
+        if not papers:
+            return []
+        profile = _Profile.load(track)
+        texts = [paper_text(p) for p in papers]
+        relevance = profile.relevance(texts)
+        closeness = profile.recent_closeness(texts)
+        return [
+            self._one(p, t, rel, close)
+            for p, t, rel, close in zip(papers, texts, relevance, closeness, strict=True)
+        ]
+
+    def _one(self, paper: Paper, text: str, rel: dict, close: float) -> ScoreResult:
+        numbers = len(_NUMBER.findall(text))
+        scale = len(_SCALE.findall(text))
+        practice = len(_PRACTICE.findall(text))
+        venue, venue_note = _venue_level(paper)
+        criteria = {
+            "relevance": clamp_level(1 + 4 * min(1.0, rel["score"] / 0.22)),
+            "novelty": clamp_level(5 - 4 * max(0.0, (close - 0.25) / 0.5)),
+            "evidence": clamp_level(1.5 + 0.6 * min(numbers, 4) + 0.5 * min(scale, 2)),
+            "impact": clamp_level(1.5 + 0.5 * min(practice, 5) + 0.3 * min(scale, 2)),
+            "venue": venue,
+        }
+        features = {
+            "profile_similarity": round(rel["profile"], 4),
+            "selected_similarity": round(rel["selected"], 4),
+            "rejected_similarity": round(rel["rejected"], 4),
+            "closest_recent_selection": round(close, 4),
+            "quantified_results": numbers,
+            "scale_signals": scale,
+            "practical_signals": practice,
+            "venue": venue_note,
+        }
+        en, zh = _rationale(criteria, features)
+        return ScoreResult(
+            total=total_from(criteria),
+            criteria=criteria,
+            rationale_en=en,
+            rationale_zh=zh,
+            scorer=NAME,
+            version=VERSION,
+            features=features,
+        )
+
+
+class _Profile:
+    """The track's profile as TF-IDF vectors: one document for its description and keywords,
+    one per selected and per turned-down paper."""
+
+    def __init__(
+        self, track: Track, selected: list[tuple[str, dt.datetime]], rejected: list[str]
+    ) -> None:
+        self.track_doc = " ".join(
+            [track.name_en, track.description_en, *([" ".join(track.keywords)] * 3)]
+        )
+        self.selected = selected
+        self.rejected = rejected
+        corpus = [self.track_doc, *[t for t, _ in selected], *rejected]
+        self.vectorizer = TfidfVectorizer(
+            stop_words="english",
+            ngram_range=(1, 2),
+            sublinear_tf=True,
+            min_df=1,
+            token_pattern=r"(?u)\b[A-Za-z][A-Za-z0-9\-]+\b",
+        ).fit(corpus)
+        self.track_vec = self.vectorizer.transform([self.track_doc])
+        self.selected_vecs = (
+            self.vectorizer.transform([t for t, _ in selected]) if selected else None
+        )
+        self.rejected_vecs = self.vectorizer.transform(rejected) if rejected else None
+        cutoff = timezone.now() - NOVELTY_WINDOW
+        self.recent_idx = [i for i, (_, at) in enumerate(selected) if at >= cutoff]
+
+    @classmethod
+    def load(cls, track: Track) -> _Profile:
+        items = (
+            TrackProfileItem.objects.filter(track=track)
+            .select_related("paper")
+            .order_by("paper_id")
+        )
+        selected = [(paper_text(i.paper), i.updated_at) for i in items if i.weight > 0]
+        rejected = [paper_text(i.paper) for i in items if i.weight < 0]
+        return cls(track, selected, rejected)
+
+    def relevance(self, texts: list[str]) -> list[dict]:
+        vecs = self.vectorizer.transform(texts)
+        profile = cosine_similarity(vecs, self.track_vec)[:, 0]
+        zeros = np.zeros(len(texts))
+        selected = (
+            cosine_similarity(vecs, self.selected_vecs).max(axis=1)
+            if self.selected_vecs is not None
+            else zeros
+        )
+        rejected = (
+            cosine_similarity(vecs, self.rejected_vecs).max(axis=1)
+            if self.rejected_vecs is not None
+            else zeros
+        )
+        # Editors' selections count as much as the description; a close turned-down paper
+        # pulls the score down.
+        score = 0.6 * profile + 0.4 * selected - 0.3 * np.maximum(0, rejected - 0.3)
+        return [
+            {"score": float(s), "profile": float(p), "selected": float(a), "rejected": float(r)}
+            for s, p, a, r in zip(score, profile, selected, rejected, strict=True)
+        ]
+
+    def recent_closeness(self, texts: list[str]) -> list[float]:
+        if not self.recent_idx or self.selected_vecs is None:
+            return [0.0] * len(texts)
+        vecs = self.vectorizer.transform(texts)
+        recent = self.selected_vecs[self.recent_idx]
+        return [float(v) for v in cosine_similarity(vecs, recent).max(axis=1)]
+
+
+def _venue_level(paper: Paper) -> tuple[int, str]:
+    if paper.venue_id is None:
+        return 2, "none"
+    name = paper.venue.short_name
+    status = paper.venue_status or "mentioned"
+    top = name in TOP_VENUES
+    if status in (
+        Paper.VenueStatus.ACCEPTED,
+        Paper.VenueStatus.PUBLISHED,
+        Paper.VenueStatus.TO_APPEAR,
+    ):
+        return (5 if top else 4), f"{status} {name} {paper.venue.year}"
+    return (3 if top else 2), f"{status} {name} {paper.venue.year}"
+
+
+def _rationale(criteria: dict[str, int], f: dict) -> tuple[str, str]:
+    en = (
+        f"Relevance {criteria['relevance']}/5 (similarity to the track profile "
+        f"{f['profile_similarity']:.2f}, to papers editors selected "
+        f"{f['selected_similarity']:.2f}); "
+        f"novelty {criteria['novelty']}/5 (closest selection in 30 days "
+        f"{f['closest_recent_selection']:.2f}); evidence {criteria['evidence']}/5 "
+        f"({f['quantified_results']} quantified results, {f['scale_signals']} scale signals); "
+        f"impact {criteria['impact']}/5; venue {criteria['venue']}/5 ({f['venue']})."
+    )
+    zh = (
+        f"相关度 {criteria['relevance']}/5（与赛道画像相似度 {f['profile_similarity']:.2f}，"
+        f"与编辑选过的论文 {f['selected_similarity']:.2f}）；新颖性 {criteria['novelty']}/5"
+        f"（与 30 天内入选论文的最高相似度 {f['closest_recent_selection']:.2f}）；"
+        f"证据 {criteria['evidence']}/5（{f['quantified_results']} 处量化结果，"
+        f"{f['scale_signals']} 处规模信号）；实用价值 {criteria['impact']}/5；"
+        f"发表场合 {criteria['venue']}/5（{f['venue']}）。"
+    )
+    return en, zh

@@ -1,0 +1,95 @@
+"""Scoring services: choose the scorer, score a track's candidates, store the scores."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from papers.models import Paper, Score, Track
+from papers.scoring.base import Scorer
+from papers.scoring.llm import LLMJudge
+from papers.scoring.rubric import RubricScorer
+
+BATCH = 500
+
+
+def get_scorer() -> Scorer:
+    """The LLM judge when it is configured, else the offline rubric scorer."""
+    if settings.LLM_BASE_URL and settings.LLM_API_KEY and settings.LLM_MODEL:
+        return LLMJudge(
+            base_url=settings.LLM_BASE_URL, api_key=settings.LLM_API_KEY, model=settings.LLM_MODEL
+        )
+    return RubricScorer()
+
+
+def unscored_candidates(track: Track) -> QuerySet[Paper]:
+    """Papers of the track that are new or changed, or have never been scored for it."""
+    scored = Score.objects.filter(paper=OuterRef("pk"), track=track)
+    return (
+        Paper.objects.filter(tracks=track)
+        .filter(Q(needs_scoring=True) | ~Exists(scored))
+        .select_related("venue")
+        .order_by("pk")
+    )
+
+
+def papers_score(*, track: Track, papers: list[Paper], scorer: Scorer | None = None) -> list[Score]:
+    """Score ``papers`` for ``track`` and store one new Score each (rescoring adds a row)."""
+    scorer = scorer or get_scorer()
+    results = scorer.score(papers, track)
+    rows = [
+        Score(
+            paper=paper,
+            track=track,
+            total=r.total,
+            criteria=r.criteria,
+            features=r.features,
+            rationale_en=r.rationale_en,
+            rationale_zh=r.rationale_zh,
+            scorer=r.scorer,
+            scorer_version=r.version,
+            notes=r.notes,
+            prompt_tokens=r.prompt_tokens,
+            completion_tokens=r.completion_tokens,
+        )
+        for paper, r in zip(papers, results, strict=True)
+    ]
+    return Score.objects.bulk_create(rows)
+
+
+def track_score_pending(
+    *, track: Track, scorer: Scorer | None = None, progress=None
+) -> list[Score]:
+    """Score every unscored candidate of a track, in batches."""
+    scorer = scorer or get_scorer()
+    stored: list[Score] = []
+    papers = list(unscored_candidates(track))
+    for start in range(0, len(papers), BATCH):
+        batch = papers[start : start + BATCH]
+        with transaction.atomic():
+            stored += papers_score(track=track, papers=batch, scorer=scorer)
+        if progress:
+            progress(len(batch))
+    return stored
+
+
+def scores_pending(*, scorer: Scorer | None = None) -> int:
+    """Score new or changed papers for every active track, then mark them scored."""
+    scorer = scorer or get_scorer()
+    pending = set(Paper.objects.filter(needs_scoring=True).values_list("pk", flat=True))
+    count = 0
+    for track in Track.objects.filter(is_active=True):
+        count += len(track_score_pending(track=track, scorer=scorer))
+    Paper.objects.filter(pk__in=pending).update(needs_scoring=False)
+    return count
+
+
+def latest_scores(track: Track, paper_ids: list[int]) -> dict[int, Score]:
+    """The newest score per paper for a track (one query)."""
+    latest: dict[int, Score] = {}
+    for score in Score.objects.filter(track=track, paper_id__in=paper_ids).order_by(
+        "paper_id", "created_at", "pk"
+    ):
+        latest[score.paper_id] = score
+    return latest
