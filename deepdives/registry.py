@@ -323,6 +323,52 @@ PROGRAMS: dict[str, Program] = {
                 log_y=True,
             ),
         ),
+        Program(
+            name="c2kv",
+            module="deepdives.reference.c2kv",
+            system="C2KV",
+            paper_slug="c2kv",
+            summary_en="Documents compressed independently into a few learned summary tokens "
+            "whose KV is kept, then composed at serve time with no document prefill.",
+            summary_zh="每篇文档独立压成几个可学习的摘要 token，只保留它们的 KV，"
+            "用时直接拼接，不再预填充文档。",
+            chart=Chart(
+                title="Recall accuracy vs compression (4 documents per request)",
+                x_label="compression ratio n/m",
+                y_label="accuracy",
+                x_path="by_slots.compression_ratio",
+                series=(
+                    Series("C2KV (learned compression tokens)", "by_slots.c2kv"),
+                    Series("full context", "by_slots.full_context"),
+                    Series("mean-pooled chunks", "by_slots.mean_pool"),
+                    Series("m random tokens kept", "by_slots.keep_tokens"),
+                ),
+                log_x=True,
+            ),
+        ),
+        Program(
+            name="gaterq",
+            module="deepdives.reference.gaterq",
+            system="GateRQ",
+            paper_slug="gaterq",
+            summary_en="Layered 1-bit residual codes with gate-ranked precision per lookup vs "
+            "uniform precision at the same bits.",
+            summary_zh="多级 1 比特残差码，按门控排序为每次查表分配精度，对比同等比特的统一精度。",
+            chart=Chart(
+                title="Memory output error vs bits read per lookup",
+                x_label="mean levels read per lookup (1.25 bits/dim each)",
+                y_label="relative output error (log scale)",
+                x_path="sweep.mean_levels",
+                series=(
+                    Series("uniform precision", "sweep.uniform"),
+                    Series("GateRQ (gate-ranked)", "sweep.gate_ranked"),
+                    Series("most-read rows", "sweep.frequency_rows"),
+                    Series("random rows", "sweep.random_rows"),
+                    Series("oracle (true gate)", "sweep.oracle"),
+                ),
+                log_y=True,
+            ),
+        ),
     ]
 }
 
