@@ -65,7 +65,7 @@ def main() -> int:
     vendor = connection.vendor
     hint = "" if vendor == "postgresql" else " (set DATABASE_URL for PostgreSQL)"
     print(f"database: {vendor}{hint}")
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
         track, _ = Track.objects.get_or_create(
             slug="infra", defaults={"name_en": "Infra", "name_zh": "基础设施"}

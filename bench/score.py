@@ -92,7 +92,7 @@ def candidates(n: int) -> list[Paper]:
 
 
 def main() -> int:
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
         demo_load()
         track = Track.objects.get(slug="infra")

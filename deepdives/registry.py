@@ -369,6 +369,51 @@ PROGRAMS: dict[str, Program] = {
                 log_y=True,
             ),
         ),
+        Program(
+            name="kvstream",
+            module="deepdives.reference.kvstream",
+            system="KVStream",
+            paper_slug="kvstream",
+            summary_en="KV blocks written to local NVMe and the parallel file system, read from "
+            "both through a shared batch queue, vs either store alone.",
+            summary_zh="每块 KV 同时写本地 NVMe 和并行文件系统，读取时两路共用一个批次队列，"
+            "对比只读其中一路。",
+            chart=Chart(
+                title="Read time of a 32K-token prefix vs PFS contention",
+                x_label="share of time the PFS is contended",
+                y_label="mean read time (ms)",
+                x_path="by_contention.contended_fraction",
+                series=(
+                    Series("NVMe only", "by_contention.nvme_only_ms"),
+                    Series("PFS only", "by_contention.pfs_only_ms"),
+                    Series("static split", "by_contention.static_split_ms"),
+                    Series("KVStream", "by_contention.kvstream_ms"),
+                    Series("ideal", "by_contention.ideal_ms"),
+                ),
+            ),
+        ),
+        Program(
+            name="wakman",
+            module="deepdives.reference.wakman",
+            system="WAKMan",
+            paper_slug="wakman",
+            summary_en="LRU and S3-FIFO simulators replaying the last window every epoch and "
+            "switching to the winner, vs either policy fixed and the per-epoch oracle.",
+            summary_zh="每个时段把刚过去的流量在 LRU 和 S3-FIFO 两套模拟缓存上重放，"
+            "下一段用赢家，对比固定策略和逐段最优。",
+            chart=Chart(
+                title="Hit ratio per 15-minute epoch (phases B, A, B, A of 6 epochs)",
+                x_label="epoch",
+                y_label="prefix hit ratio",
+                x_path="main.per_epoch.epoch",
+                series=(
+                    Series("LRU", "main.per_epoch.LRU"),
+                    Series("S3-FIFO", "main.per_epoch.S3FIFO"),
+                    Series("WAKMan", "main.per_epoch.WAKMan"),
+                    Series("per-epoch oracle", "main.per_epoch.oracle"),
+                ),
+            ),
+        ),
     ]
 }
 
