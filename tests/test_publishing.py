@@ -69,3 +69,25 @@ def test_unpublish_returns_a_daily_to_draft(db, editor):
     services.daily_unpublish(daily=daily, user=editor)
     daily.refresh_from_db()
     assert daily.status == Daily.Status.DRAFT and daily.published_at is None
+
+
+@pytest.mark.parametrize(("group", "may_publish"), [("Editor", True), ("Contributor", False)])
+def test_the_groups_from_the_migration_grant_publishing_to_editors_only(
+    db, django_user_model, group, may_publish
+):
+    from django.contrib.auth.models import Group
+
+    user = django_user_model.objects.create_user(f"{group.lower()}-user", password="pw")
+    user.is_staff = True
+    user.save()
+    user.groups.add(Group.objects.get(name=group))
+    user = django_user_model.objects.get(pk=user.pk)  # fresh permission cache
+    assert user.has_perm("dailies.change_daily")
+    daily = make_daily(status=Daily.Status.DRAFT)
+    if may_publish:
+        services.daily_publish(daily=daily, user=user)
+        daily.refresh_from_db()
+        assert daily.is_published
+    else:
+        with pytest.raises(PermissionDenied):
+            services.daily_publish(daily=daily, user=user)
