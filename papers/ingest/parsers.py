@@ -755,6 +755,8 @@ def _collapse(text: str) -> str:
 
 
 def _text(element: _Element) -> str:
+    if len(element) == 0:  # no children (the common case): its own text is all there is
+        return " ".join(element.text.split()) if element.text else ""
     return _collapse("".join(element.itertext()))
 
 

@@ -7,6 +7,8 @@ other finds the row on its re-read: no duplicates, by the constraint and not by 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -105,8 +107,17 @@ def papers_upsert(
     ids = list(chosen)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
-        existing = {p.canonical_id: p for p in Paper.objects.filter(canonical_id__in=chunk)}
-        missing = [cid for cid in chunk if cid not in existing]
+        digests = {cid: source_digest(chosen[cid]) for cid in chunk}
+        # A cheap first look: items whose source digest matches the stored one are unchanged
+        # and never become model instances (the common case on a re-fetch).
+        stored = dict(
+            Paper.objects.filter(canonical_id__in=chunk).values_list("canonical_id", "source_hash")
+        )
+        same = [cid for cid in chunk if cid in stored and stored[cid] == digests[cid]]
+        result.unchanged += len(same)
+        differing = [cid for cid in chunk if cid in stored and stored[cid] != digests[cid]]
+        existing = {p.canonical_id: p for p in Paper.objects.filter(canonical_id__in=differing)}
+        missing = [cid for cid in chunk if cid not in stored]
         linked: list[Paper] = []
         if missing:
             fresh = [
@@ -116,6 +127,7 @@ def papers_upsert(
                     source=source,
                     first_run=run,
                     needs_scoring=True,
+                    source_hash=digests[cid],
                     **paper_fields(chosen[cid]),
                     **_venue_fields(chosen[cid], venues_matcher, venues),
                 )
@@ -142,6 +154,7 @@ def papers_upsert(
             if incoming and stored_version and incoming < stored_version:
                 result.unchanged += 1  # an older version never overwrites a newer one
                 continue
+            paper.source_hash = digests[cid]
             # Unversioned items (blog posts): the latest fetch is the truth.
             newer = incoming > stored_version if incoming and stored_version else not stored_version
             changes = _changes(paper, paper_fields(item), newer)
@@ -149,7 +162,9 @@ def papers_upsert(
                 changes.update(_venue_fields(item, venues_matcher, venues))
             if not changes:
                 result.unchanged += 1
+                Paper.objects.filter(pk=paper.pk).update(source_hash=digests[cid])
                 continue
+            changes["source_hash"] = digests[cid]
             for name, value in changes.items():
                 setattr(paper, name, value)
             if incoming > stored_version or {"title", "abstract"} & changes.keys():
@@ -163,6 +178,15 @@ def papers_upsert(
             Paper.objects.bulk_update(to_update, sorted(touched_fields | {"updated_at"}))
         _link(linked, chosen, tracks, orgs)
     return result
+
+
+def source_digest(item: RawItem) -> str:
+    """A digest of everything ingest takes from an item: equal digests, nothing to update."""
+    fields = paper_fields(item)
+    payload = json.dumps(
+        [fields, item.affiliations, item.comment, item.journal_ref], sort_keys=True, default=str
+    )
+    return hashlib.sha1(payload.encode()).hexdigest()
 
 
 def _venue_fields(item: RawItem, matcher: VenueMatcher, venues: _Venues) -> dict:
