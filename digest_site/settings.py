@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
+    "drf_spectacular",
     "papers",
     "dailies",
     "deepdives",
@@ -140,6 +141,9 @@ else:
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
+# Every task has a time limit; long ones (ingest, scoring, assembly) set their own.
+CELERY_TASK_SOFT_TIME_LIMIT = 5 * 60
+CELERY_TASK_TIME_LIMIT = 6 * 60
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
@@ -160,6 +164,10 @@ CELERY_BEAT_SCHEDULE = {
     "assemble-due-dailies": {
         "task": "dailies.tasks.assemble_due_dailies",
         "schedule": 15 * 60.0,
+    },
+    "refresh-stale-search-index": {
+        "task": "dailies.tasks.refresh_stale_search_index",
+        "schedule": 2 * 60.0,
     },
     "verify-reference-code": {
         "task": "deepdives.tasks.verify_all_reference_code",
@@ -205,6 +213,13 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Paper Daily API",
+    "DESCRIPTION": "Read-only access to the published papers of Paper Daily.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
 }
 
 PAGE_SIZE = env_int("PAGE_SIZE", 30, minimum=1)

@@ -311,7 +311,9 @@ class Paper(models.Model):
         help_text=_("The ingest run that created the paper."),
     )
     source_hash = models.CharField(
-        max_length=40, blank=True, editable=False,
+        max_length=40,
+        blank=True,
+        editable=False,
         help_text=_("Digest of what the source last said; unchanged items skip the update."),
     )
     edited_fields = models.JSONField(
