@@ -107,7 +107,8 @@ def papers_upsert(
     ids = list(chosen)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
-        digests = {cid: source_digest(chosen[cid]) for cid in chunk}
+        fields = {cid: paper_fields(chosen[cid]) for cid in chunk}
+        digests = {cid: source_digest(chosen[cid], fields[cid]) for cid in chunk}
         # A cheap first look: items whose source digest matches the stored one are unchanged
         # and never become model instances (the common case on a re-fetch).
         stored = dict(
@@ -128,7 +129,7 @@ def papers_upsert(
                     first_run=run,
                     needs_scoring=True,
                     source_hash=digests[cid],
-                    **paper_fields(chosen[cid]),
+                    **fields[cid],
                     **_venue_fields(chosen[cid], venues_matcher, venues),
                 )
                 for cid in missing
@@ -157,7 +158,7 @@ def papers_upsert(
             paper.source_hash = digests[cid]
             # Unversioned items (blog posts): the latest fetch is the truth.
             newer = incoming > stored_version if incoming and stored_version else not stored_version
-            changes = _changes(paper, paper_fields(item), newer)
+            changes = _changes(paper, fields[cid], newer)
             if paper.venue_id is None and "venue" not in (paper.edited_fields or []):
                 changes.update(_venue_fields(item, venues_matcher, venues))
             if not changes:
@@ -180,9 +181,8 @@ def papers_upsert(
     return result
 
 
-def source_digest(item: RawItem) -> str:
+def source_digest(item: RawItem, fields: dict) -> str:
     """A digest of everything ingest takes from an item: equal digests, nothing to update."""
-    fields = paper_fields(item)
     payload = json.dumps(
         [fields, item.affiliations, item.comment, item.journal_ref], sort_keys=True, default=str
     )
