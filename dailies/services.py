@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 
 from dailies.assembly import track_profile_from_daily
 from dailies.models import Daily, DailyStatus
+from dailies.search.index import daily_paper_ids, search_index_refresh_on_commit
 
 PUBLISH_PERMISSION = "dailies.publish_daily"
 
@@ -49,6 +50,7 @@ def daily_publish(*, daily: Daily, user=None, now: dt.datetime | None = None) ->
     daily.full_clean()
     daily.save(update_fields=["status", "published_at", "updated_at"])
     _after_publish(daily)
+    search_index_refresh_on_commit(daily_paper_ids(daily.pk))
     return daily
 
 
@@ -75,6 +77,7 @@ def daily_unpublish(*, daily: Daily, user=None) -> Daily:
     daily.published_at = None
     daily.publish_at = None
     daily.save(update_fields=["status", "published_at", "publish_at", "updated_at"])
+    search_index_refresh_on_commit(daily_paper_ids(daily.pk))
     return daily
 
 
@@ -101,6 +104,7 @@ def daily_publish_if_due(*, daily_id: int, now: dt.datetime | None = None) -> bo
         ).update(status=DailyStatus.PUBLISHED, published_at=now, updated_at=now)
         if claimed:
             _after_publish(daily)
+            search_index_refresh_on_commit(daily_paper_ids(daily_id))
     return claimed == 1
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 from dailies import services
 from dailies.assembly import daily_assemble
 from dailies.models import Daily
+from dailies.search.index import search_index_refresh_stale
 from papers.models import Track
 
 log = logging.getLogger(__name__)
@@ -67,3 +68,10 @@ def services_assembly_due(now: dt.datetime | None = None) -> list[tuple[int, dt.
         ):
             due.append((track.pk, local.date()))
     return due
+
+
+@shared_task(acks_late=True, soft_time_limit=5 * 60, time_limit=6 * 60)
+def refresh_stale_search_index() -> dict[str, int]:
+    """Periodic: index what was published, withdrawn or edited since it was last indexed
+    (paper and summary edits reach the index this way; papers cannot call up to us)."""
+    return search_index_refresh_stale()

@@ -10,6 +10,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("papers/", views.paper_index, name="paper_index"),
     path("papers/<slug:slug>/", views.paper_detail, name="paper"),
+    path("topics/", views.topic_index, name="topic_index"),
+    path("topics/<slug:slug>/", views.topic_detail, name="topic"),
     path("<slug:track>/", views.track_archive, name="track"),
     path("<slug:track>/<isodate:date>/", views.daily_detail, name="daily"),
 ]

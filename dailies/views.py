@@ -1,4 +1,5 @@
-"""Public pages of the dailies: home, daily, track archive, cross-day index, paper."""
+"""Public pages of the dailies: home, daily, track archive, cross-day index and search,
+topics, paper."""
 
 from __future__ import annotations
 
@@ -8,10 +9,21 @@ from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import get_language
 
 from dailies import selectors
 from dailies.models import DailyStats
-from papers.models import Track
+from dailies.search.page import (
+    SearchParams,
+    browse,
+    page_topics,
+    page_tracks,
+    result_rows,
+    topic_chips,
+    topics_with_papers,
+)
+from dailies.search.service import ordered_papers, search
+from papers.models import Topic, Track
 
 
 def _is_staff(request: HttpRequest) -> bool:
@@ -77,8 +89,84 @@ def track_archive(request: HttpRequest, track: str) -> HttpResponse:
 
 
 def paper_index(request: HttpRequest) -> HttpResponse:
-    page = _page(request, selectors.index_papers())
-    return render(request, "dailies/paper_index.html", {"page": page, "papers": page.object_list})
+    """The cross-day index; with ``q`` a ranked search, with filters only the index narrowed.
+
+    Without parameters it is the plain index, at its pinned query count: the topic chips
+    and track choices come from the papers already on the page.
+    """
+    params = SearchParams.from_query(request.GET)
+    if params.q:
+        return _search_results(request, params)
+    papers_qs = browse(params.filters) if params.active else selectors.index_papers()
+    page = _page(request, papers_qs)
+    papers = list(page.object_list)
+    return render(
+        request,
+        "dailies/paper_index.html",
+        {
+            **_search_context(params, papers),
+            "page": page,
+            "papers": papers,
+            "filter_topic": _topic(params.topic),
+        },
+    )
+
+
+def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
+    language = get_language()
+    results = search(
+        params.q,
+        topic=params.topic,
+        track=params.track,
+        date_from=params.date_from,
+        date_to=params.date_to,
+        language=language,
+    )
+    page = _page(request, results)
+    pairs = ordered_papers(page.object_list, selectors.index_papers())
+    papers = [paper for paper, _ in pairs]
+    return render(
+        request,
+        "dailies/paper_index.html",
+        {
+            **_search_context(params, papers),
+            "page": page,
+            "results": results,
+            "rows": result_rows(pairs, results.highlighter, language),
+            "suggested_topics": [] if pairs else list(topics_with_papers()[:12]),
+            "filter_topic": _topic(params.topic),
+        },
+    )
+
+
+def _search_context(params: SearchParams, papers: list) -> dict:
+    query = params.query_string()
+    return {
+        "search": params,
+        "chips": topic_chips(page_topics(papers), params),
+        "tracks": page_tracks(papers),
+        "page_query": f"{query}&" if query else "",
+        "clear_filters": params.query_string(topic=None, track=None, from_=None, to=None),
+    }
+
+
+def _topic(slug: str) -> Topic | None:
+    return Topic.objects.filter(slug=slug).first() if slug else None
+
+
+def topic_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "dailies/topic_index.html", {"topics": topics_with_papers()})
+
+
+def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A topic's published papers across days, newest first."""
+    topic = get_object_or_404(Topic, slug=slug)
+    page = _page(request, selectors.index_papers().filter(topics=topic))
+    return render(
+        request,
+        "dailies/topic.html",
+        {"topic": topic, "page": page, "papers": list(page.object_list)},
+    )
 
 
 def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
+    "drf_spectacular",
     "papers",
     "dailies",
     "deepdives",
@@ -164,6 +165,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "dailies.tasks.assemble_due_dailies",
         "schedule": 15 * 60.0,
     },
+    "refresh-stale-search-index": {
+        "task": "dailies.tasks.refresh_stale_search_index",
+        "schedule": 2 * 60.0,
+    },
     "verify-reference-code": {
         "task": "deepdives.tasks.verify_all_reference_code",
         "schedule": 24 * 60 * 60.0,
@@ -208,6 +213,13 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Paper Daily API",
+    "DESCRIPTION": "Read-only access to the published papers of Paper Daily.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
 }
 
 PAGE_SIZE = env_int("PAGE_SIZE", 30, minimum=1)

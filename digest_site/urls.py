@@ -2,6 +2,7 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
@@ -11,6 +12,8 @@ def healthz(request: HttpRequest) -> HttpResponse:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("api/v1/", include("dailies.api")),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
 # "/" has no page of its own: LocaleMiddleware redirects it by the browser's language.
 urlpatterns += i18n_patterns(

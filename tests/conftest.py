@@ -92,6 +92,15 @@ def demo(db):
 
 
 @pytest.fixture
+def indexed_demo(db, django_capture_on_commit_callbacks):
+    """The demo, with the on-commit work run: the search index holds its 16 papers."""
+    from dailies.demo import demo_load
+
+    with django_capture_on_commit_callbacks(execute=True):
+        return demo_load()
+
+
+@pytest.fixture
 def eager_tasks():
     """Run Celery tasks in-process for one test, whatever broker is configured.
 

@@ -1,0 +1,481 @@
+"""Search latency at a year's scale: 100,000 published papers on PostgreSQL.
+
+Generates papers whose text follows a Zipf-like word distribution (so the most common
+query words, "model" and "模型", match about half of the corpus), with summaries in both
+languages, topics and organisations, all in published dailies; indexes them; then runs a
+fixed mix of 200 queries in both languages and prints p50/p95 latency of
+
+- the search service (``search()`` + ``count()`` + the first page of ranked hits),
+- the API endpoint (``GET /api/v1/search?q=…``, through Django's test client),
+- a plain full-text query that ranks every match with ``ts_rank`` (the baseline).
+
+It runs in a scratch database that it creates, migrates and drops. Bulk rows go in with
+``bulk_create``; the 100,000 index rows go in with COPY, built with the index's own literal
+builders from the generated words (Chinese words are segmented one by one, as jieba would
+segment them in context); 500 papers are also indexed through the real refresh path, whose
+throughput is printed.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/search.py
+
+``BENCH_SEARCH_N`` changes the number of papers (default 100000); ``BENCH_KEEP_DB=1`` keeps
+the scratch database for a closer look (drop ``bench_search`` by hand afterwards).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "digest_site.settings")
+os.environ.setdefault("DEBUG", "0")  # no query log eating memory
+
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from dailies.models import Daily, DailyEntry  # noqa: E402
+from dailies.search import backends, text  # noqa: E402
+from dailies.search.index import HEAD, search_index_refresh  # noqa: E402
+from dailies.search.models import SearchDocument  # noqa: E402
+from dailies.search.service import search  # noqa: E402
+from papers.models import Organization, Paper, Summary, Topic, Track  # noqa: E402
+
+N = int(os.environ.get("BENCH_SEARCH_N", "100000"))
+PER_DAILY = 10
+TRACKS = 5
+REAL_PATH_SAMPLE = 500
+SEED = 20261028
+
+EN_STOP = ["the", "of", "and", "a", "to", "in", "is", "for", "that", "we", "on"]
+EN_STOP += ["with", "as", "by", "this", "are", "from", "be", "an", "which", "at"]
+# Words readers search for, placed where a Zipf law puts common and rarer words.
+EN_RANKED = {
+    30: "model",
+    34: "data",
+    38: "system",
+    45: "performance",
+    52: "training",
+    60: "memory",
+    75: "inference",
+    90: "cache",
+    120: "latency",
+    160: "GPU",
+    200: "serving",
+    260: "KV",
+    330: "vector",
+    420: "retrieval",
+    520: "attention",
+    650: "quantization",
+    800: "compression",
+    1000: "graceful",
+    1100: "degradation",
+    1300: "MoE",
+    1500: "offloading",
+    2000: "eviction",
+    3000: "replica",
+    5000: "gateway",
+    9000: "verifiable",
+}
+ZH_RANKED = {
+    10: "模型",
+    14: "数据",
+    18: "系统",
+    25: "性能",
+    30: "训练",
+    40: "内存",
+    55: "推理",
+    70: "缓存",
+    100: "延迟",
+    140: "向量",
+    190: "检索",
+    260: "注意力",
+    350: "量化",
+    460: "压缩",
+    600: "优雅",
+    700: "降级",
+    900: "专家",
+    1200: "淘汰",
+    1700: "副本",
+    2500: "网关",
+}
+SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "shen", "pra", "tor", "lex"]
+SYLLABLES += ["bin", "dal", "fer", "gul", "hop", "qui", "sar", "wen"]
+
+
+def english_vocabulary(size: int, rng: np.random.Generator) -> list[str]:
+    words = list(EN_STOP)
+    seen = set(words) | set(EN_RANKED.values())
+    while len(words) < size:
+        word = "".join(rng.choice(SYLLABLES, size=int(rng.integers(2, 5))))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    for rank, word in sorted(EN_RANKED.items()):
+        words.insert(rank - 1, word)
+    return words[:size]
+
+
+def chinese_vocabulary(size: int) -> list[str]:
+    """jieba's own dictionary, most frequent first: real Chinese words, real ranks."""
+    import jieba
+
+    path = Path(jieba.__file__).parent / "dict.txt"
+    entries = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            word, freq, *_ = line.split()
+            run = text.RUN_RE.fullmatch(word)
+            if 2 <= len(word) <= 4 and run and run["han"]:
+                entries.append((-int(freq), word))
+    words = [w for _, w in sorted(entries)]
+    placed = set(ZH_RANKED.values())
+    words = [w for w in words if w not in placed][: size - len(placed)]
+    for rank, word in sorted(ZH_RANKED.items()):
+        words.insert(rank - 1, word)
+    return words
+
+
+class Corpus:
+    """Papers as word ids, drawn from Zipf laws (exponent 1) over both vocabularies."""
+
+    def __init__(self, n: int, rng: np.random.Generator) -> None:
+        self.en = english_vocabulary(30_000, rng)
+        self.zh = chinese_vocabulary(20_000)
+        self.rng = rng
+        self.p_en = self._zipf(len(self.en))
+        self.p_zh = self._zipf(len(self.zh))
+        self.n = n
+
+    @staticmethod
+    def _zipf(size: int) -> np.ndarray:
+        p = 1.0 / np.arange(1, size + 1)
+        return p / p.sum()
+
+    def draw(self, lang: str, lengths: np.ndarray) -> list[np.ndarray]:
+        vocab_p = self.p_en if lang == "en" else self.p_zh
+        flat = self.rng.choice(len(vocab_p), size=int(lengths.sum()), p=vocab_p)
+        return np.split(flat, np.cumsum(lengths)[:-1])
+
+    def fields(self) -> dict[str, list[np.ndarray]]:
+        r, n = self.rng, self.n
+        return {
+            "title": self.draw("en", r.integers(6, 13, n)),
+            "takeaway_en": self.draw("en", r.integers(8, 16, n)),
+            "summary_en": self.draw("en", r.integers(70, 121, n)),
+            "abstract": self.draw("en", r.integers(110, 181, n)),
+            "takeaway_zh": self.draw("zh", r.integers(6, 11, n)),
+            "summary_zh": self.draw("zh", r.integers(50, 91, n)),
+        }
+
+
+def en_text(words: list[str], ids: np.ndarray) -> str:
+    return " ".join(words[i] for i in ids).capitalize() + "."
+
+
+def zh_text(words: list[str], ids: np.ndarray) -> str:
+    # A comma every few words, as in real prose, so runs stay a realistic length.
+    return "".join(words[i] + ("，" if k % 6 == 5 else "") for k, i in enumerate(ids)) + "。"
+
+
+def load_rows(corpus: Corpus, data: dict[str, list[np.ndarray]]) -> list[int]:
+    """Tracks, topics, organisations, papers, summaries and published dailies (bulk)."""
+    en, zh, rng, n = corpus.en, corpus.zh, corpus.rng, corpus.n
+    tracks = [
+        Track.objects.create(slug=f"track-{t}", name_en=f"Track {t}", name_zh=f"赛道{t}")
+        for t in range(TRACKS)
+    ]
+    topics = Topic.objects.bulk_create(
+        Topic(slug=f"topic-{i}", name_en=f"{en[40 + i]} {en[400 + i]}", name_zh=zh[30 + i])
+        for i in range(40)
+    )
+    orgs = Organization.objects.bulk_create(
+        Organization(slug=f"org-{i}", label=en[2000 + i].title(), name_zh=zh[3000 + i])
+        for i in range(30)
+    )
+    papers = [
+        Paper(
+            canonical_id=f"bench:{i}",
+            slug=f"bench-{i}",
+            title=en_text(en, data["title"][i])[:500],
+            abstract=en_text(en, data["abstract"][i]),
+            source_hash="",
+        )
+        for i in range(n)
+    ]
+    Paper.objects.bulk_create(papers, batch_size=2000)
+    ids = [p.pk for p in papers]
+    summaries = []
+    for i, pk in enumerate(ids):
+        take_en = en_text(en, data["takeaway_en"][i])
+        take_zh = zh_text(zh, data["takeaway_zh"][i])
+        summaries.append(
+            Summary(
+                paper_id=pk,
+                language="en",
+                body=f"{en_text(en, data['summary_en'][i])} {take_en}",
+                takeaway=take_en[:300],
+            )
+        )
+        summaries.append(
+            Summary(
+                paper_id=pk,
+                language="zh",
+                body=zh_text(zh, data["summary_zh"][i]) + take_zh,
+                takeaway=take_zh[:300],
+            )
+        )
+    Summary.objects.bulk_create(summaries, batch_size=4000)
+    paper_topics = Paper.topics.through
+    topic_pick = rng.integers(0, len(topics), size=(n, 2))
+    paper_topics.objects.bulk_create(
+        (
+            paper_topics(paper_id=pk, topic_id=topics[t].pk)
+            for pk, pair in zip(ids, topic_pick, strict=True)
+            for t in set(pair.tolist())
+        ),
+        batch_size=5000,
+    )
+    paper_orgs = Paper.organizations.through
+    paper_orgs.objects.bulk_create(
+        (
+            paper_orgs(paper_id=pk, organization_id=orgs[int(o)].pk)
+            for pk, o in zip(ids, rng.integers(0, len(orgs), size=n), strict=True)
+        ),
+        batch_size=5000,
+    )
+    now = timezone.now()
+    days = -(-n // (PER_DAILY * TRACKS))
+    start = dt.date(2026, 10, 28) - dt.timedelta(days=days)
+    dailies = Daily.objects.bulk_create(
+        Daily(
+            track=tracks[t],
+            date=start + dt.timedelta(days=d),
+            status=Daily.Status.PUBLISHED,
+            published_at=now,
+            intro_en="Intro.",
+            intro_zh="导语。",
+        )
+        for d in range(days)
+        for t in range(TRACKS)
+    )
+    DailyEntry.objects.bulk_create(
+        (
+            DailyEntry(
+                daily=dailies[i // PER_DAILY],
+                paper_id=pk,
+                position=i % PER_DAILY + 1,
+                is_lead=i % PER_DAILY == 0,
+            )
+            for i, pk in enumerate(ids)
+        ),
+        batch_size=5000,
+    )
+    return ids
+
+
+def index_rows(corpus: Corpus, data: dict[str, list[np.ndarray]], ids: list[int]) -> None:
+    """The index, COPYed: each paper's terms per weight class, made from the generated words
+    by the index's own tokenizer, in ``document_for``'s order, turned into rows by the
+    index's own literal builders."""
+    en_terms = [[t.term for t in text.latin_tokens(w)] for w in corpus.en]
+    zh_terms = [[t.term for t in text.tokens(w)] for w in corpus.zh]
+    topic_terms = {t.pk: text.terms(f"{t.name_en} {t.name_zh}") for t in Topic.objects.all()}
+    org_terms = {o.pk: text.terms(f"{o.label} {o.name_zh}") for o in Organization.objects.all()}
+    topics_of: dict[int, list[int]] = {}
+    for pid, tid in Paper.topics.through.objects.values_list("paper_id", "topic_id"):
+        topics_of.setdefault(pid, []).append(tid)
+    orgs_of = dict(Paper.organizations.through.objects.values_list("paper_id", "organization_id"))
+    last = dict(DailyEntry.objects.values_list("paper_id", "daily__date"))
+    df: Counter[str] = Counter()
+    now = timezone.now()
+
+    def expand(word_ids: np.ndarray, table: list[list[str]]) -> list[str]:
+        return [term for i in word_ids.tolist() for term in table[i]]
+
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX dailies_search_vector_gin, dailies_search_head_gin")
+        with cursor.cursor.copy(
+            "COPY dailies_searchdocument (paper_id, last_appeared, vector, head_vector, indexed_at)"
+            " FROM STDIN"
+        ) as copy:
+            for i, pk in enumerate(ids):
+                take_en = expand(data["takeaway_en"][i], en_terms)
+                take_zh = expand(data["takeaway_zh"][i], zh_terms)
+                fields = {
+                    HEAD: expand(data["title"][i], en_terms)
+                    + take_en
+                    + take_zh
+                    + [t for tid in topics_of[pk] for t in topic_terms[tid]],
+                    "B": expand(data["summary_en"][i], en_terms)
+                    + take_en
+                    + expand(data["summary_zh"][i], zh_terms)
+                    + take_zh,
+                    "C": expand(data["abstract"][i], en_terms) + org_terms[orgs_of[pk]],
+                }
+                df.update({t for terms in fields.values() for t in terms})
+                copy.write_row(
+                    (
+                        pk,
+                        last[pk],
+                        backends.tsvector_literal(fields),
+                        backends.head_literal(fields[HEAD]),
+                        now,
+                    )
+                )
+        with cursor.cursor.copy("COPY dailies_searchterm (term, documents) FROM STDIN") as copy:
+            for term, count in df.items():
+                if len(term) <= 64:
+                    copy.write_row((term, count))
+    spellings = {(w.lower(), ts[0]) for w, ts in zip(corpus.en, en_terms, strict=True) if ts}
+    backends.learn_spellings((w, t) for w, t in spellings if len(w) >= 4 and w.isalpha())
+
+
+def create_gin_indexes() -> None:
+    """Built once after the COPY: faster than keeping them up to date row by row."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE INDEX dailies_search_vector_gin ON dailies_searchdocument USING gin (vector)"
+        )
+        cursor.execute(
+            "CREATE INDEX dailies_search_head_gin ON dailies_searchdocument USING gin (head_vector)"
+        )
+
+
+def queries(corpus: Corpus, rng: np.random.Generator) -> list[str]:
+    """200 fixed queries: very common words, reader phrases, mid and rare words, pairs of
+    common words, misspellings and fragments, in both languages."""
+    en, zh = corpus.en, corpus.zh
+    mix = [
+        "model", "模型", "data", "数据", "system", "系统", "performance", "性能", "training",
+        "训练", "memory", "推理", "cache", "缓存", "model training", "模型 训练", "model 模型",
+        "data system", "数据 系统", "GPU memory", "KV cache", "KV 缓存", "graceful degradation",
+        "优雅 降级", "MoE offloading", "向量检索", "向量 检索", "vector retrieval",
+        "attention 注意力", "quantization", "量化", "compression 压缩", "eviction", "淘汰",
+        "replica", "副本", "gateway", "网关", "verifiable", "degredation", "quantisation",
+        "compresion", "retreival", "infer", "serv", "latenc",
+    ]  # fmt: skip
+    out = list(mix)
+    while len(out) < 200:
+        kind = len(out) % 6
+        if kind == 0:
+            out.append(en[int(rng.integers(25, 200))])  # common
+        elif kind == 1:
+            out.append(zh[int(rng.integers(5, 200))])
+        elif kind == 2:
+            out.append(en[int(rng.integers(200, 5000))])  # mid
+        elif kind == 3:
+            out.append(zh[int(rng.integers(200, 5000))])
+        elif kind == 4:
+            a, b = rng.integers(25, 3000, size=2)
+            out.append(f"{en[int(a)]} {en[int(b)]}")  # two words
+        else:
+            out.append(f"{en[int(rng.integers(25, 500))]} {zh[int(rng.integers(5, 500))]}")
+    return out[:200]
+
+
+def percentiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p50 = statistics.median(ordered)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)]
+    return f"p50 {p50:7.2f} ms   p95 {p95:7.2f} ms   max {ordered[-1]:7.2f} ms"
+
+
+def timed(fn, runs: list[str]) -> list[float]:
+    samples = []
+    for q in runs:
+        started = time.perf_counter()
+        fn(q)
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def run_service(q: str) -> None:
+    results = search(q)
+    results.count()
+    results[0 : settings.PAGE_SIZE]
+
+
+def run_plain(q: str) -> None:
+    terms = [t.term for t in text.parse_query(q)]
+    if not terms:
+        return
+    literal = " & ".join(backends.ts_quote(t) for t in terms)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT paper_id, ts_rank(vector, query) AS r"
+            " FROM dailies_searchdocument, CAST(%s AS tsquery) query"
+            " WHERE vector @@ query ORDER BY r DESC LIMIT %s",
+            [literal, settings.PAGE_SIZE],
+        )
+        cursor.fetchall()
+
+
+def main() -> int:
+    if connection.vendor != "postgresql":
+        print("bench/search.py needs PostgreSQL: set DATABASE_URL (skipped).")
+        return 0
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = "bench_search"
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    began = time.perf_counter()
+    try:
+        rng = np.random.default_rng(SEED)
+        started = time.perf_counter()
+        corpus = Corpus(N, rng)
+        data = corpus.fields()
+        print(f"generated {N:,} papers' words in {time.perf_counter() - started:.1f} s")
+        started = time.perf_counter()
+        with transaction.atomic():
+            ids = load_rows(corpus, data)
+        print(f"stored papers, summaries and dailies in {time.perf_counter() - started:.1f} s")
+        started = time.perf_counter()
+        with transaction.atomic():
+            index_rows(corpus, data, ids)
+        create_gin_indexes()
+        with connection.cursor() as cursor:
+            # What autovacuum would have done by the time readers arrive.
+            cursor.execute("VACUUM ANALYZE")
+            cursor.execute(
+                "SELECT pg_size_pretty(pg_total_relation_size('dailies_searchdocument'))"
+            )
+            size = cursor.fetchone()[0]
+        print(f"indexed {N:,} papers (COPY) in {time.perf_counter() - started:.1f} s; index {size}")
+        sample = ids[:REAL_PATH_SAMPLE]
+        started = time.perf_counter()
+        search_index_refresh(paper_ids=sample)
+        elapsed = time.perf_counter() - started
+        print(f"real refresh path: {len(sample) / elapsed:,.0f} papers/s ({len(sample)} papers)")
+        assert SearchDocument.objects.count() == N
+        for word in ("model", "模型", "cache", "缓存"):
+            share = search(word).match.exact_count / N
+            print(f"  {word!r} is in {share:.0%} of the papers")
+
+        runs = queries(corpus, np.random.default_rng(SEED + 1))
+        client = Client()
+        api = lambda q: client.get("/api/v1/search", {"q": q})  # noqa: E731
+        for label, fn in (("service", run_service), ("API", api), ("plain ts_rank", run_plain)):
+            timed(fn, runs)  # a first pass warms the caches; the second is measured
+            print(f"{label:14s} {len(runs)} queries: {percentiles(timed(fn, runs))}")
+        print(f"whole run {time.perf_counter() - began:.0f} s")
+    finally:
+        if os.environ.get("BENCH_KEEP_DB"):
+            print(f"kept the scratch database {connection.settings_dict['NAME']}")
+        else:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Marking the words a query matched, safely.
+
+Every piece of text is HTML-escaped before it is wrapped in ``<mark>``; the result is a
+``SafeString`` made only of escaped text and our own tags. Latin-script words are matched the
+way the index matches them (stemmed, camel-case parts); Chinese query words are found
+wherever they occur, which needs no segmentation and stays fast on a page of results.
+"""
+
+from __future__ import annotations
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from dailies.search.service import Highlighter
+from dailies.search.text import RUN_RE, latin_tokens
+
+EXCERPT_CHARS = 180
+# How much text to keep before the first match, so it is read in context.
+LEAD_CHARS = 50
+BREAKS = ("。", "；", "，", ". ", "; ", ", ", " ")
+
+
+def spans(text: str, hl: Highlighter) -> list[tuple[int, int]]:
+    """Where ``text`` holds a matched word: sorted, non-overlapping (start, end) pairs."""
+    found: list[tuple[int, int]] = []
+    for run in RUN_RE.finditer(text):
+        if run.group("word") and any(
+            hl.matches_latin(t.term) for t in latin_tokens(run.group(), parts=True)
+        ):
+            found.append(run.span())
+    for word in hl.han_words:
+        at = text.find(word)
+        while at != -1:
+            found.append((at, at + len(word)))
+            at = text.find(word, at + len(word))
+    return _merge(sorted(found))
+
+
+def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def mark(text: str, found: list[tuple[int, int]]) -> SafeString:
+    """``text`` escaped, with each span wrapped in ``<mark>``."""
+    out, at = [], 0
+    for start, end in found:
+        out.append(escape(text[at:start]))
+        out.append(f"<mark>{escape(text[start:end])}</mark>")
+        at = end
+    out.append(escape(text[at:]))
+    return mark_safe("".join(out))
+
+
+def matched_words(text: str, found: list[tuple[int, int]]) -> int:
+    """How many different words the spans cover (to pick the excerpt that shows most)."""
+    return len({text[a:b].casefold() for a, b in found})
+
+
+def highlight(text: str, hl: Highlighter) -> SafeString:
+    """The whole of ``text`` with its matched words marked (a title, say)."""
+    return mark(text, spans(text, hl))
+
+
+def best_excerpt(
+    texts: list[tuple[str, str]], hl: Highlighter, length: int = EXCERPT_CHARS
+) -> tuple[SafeString, str] | None:
+    """The excerpt of whichever ``(text, language)`` shows the most different matched
+    words (the first one on a tie), with its language; None when none matched."""
+    best, best_words = None, 0
+    for text, language in texts:
+        text = " ".join(text.split())
+        found = spans(text, hl)
+        words = matched_words(text, found)
+        if words > best_words:
+            best, best_words = (text, found, language), words
+    if best is None:
+        return None
+    text, found, language = best
+    return _window(text, found, length), language
+
+
+def excerpt(text: str, hl: Highlighter, length: int = EXCERPT_CHARS) -> SafeString | None:
+    """About ``length`` characters of ``text`` around its first matched word, marked and
+    with "…" where it was cut; None when nothing in ``text`` matched."""
+    text = " ".join(text.split())
+    found = spans(text, hl)
+    if not found:
+        return None
+    return _window(text, found, length)
+
+
+def _window(text: str, found: list[tuple[int, int]], length: int) -> SafeString:
+    first = found[0][0]
+    start = 0 if first <= LEAD_CHARS else _snap_start(text, first - LEAD_CHARS, first)
+    end = min(len(text), start + length)
+    if end < len(text):
+        end = _snap_end(text, start + length // 2, end)
+    window = [
+        (max(a, start) - start, min(b, end) - start) for a, b in found if a < end and b > start
+    ]
+    body = mark(text[start:end], window)
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(text) else ""
+    return mark_safe(f"{prefix}{body}{suffix}")
+
+
+def _snap_start(text: str, low: int, first: int) -> int:
+    """Start after the last break between ``low`` and the first match."""
+    for brk in BREAKS:
+        at = text.rfind(brk, low, first)
+        if at != -1:
+            return at + len(brk)
+    return low
+
+
+def _snap_end(text: str, low: int, high: int) -> int:
+    """End at the last break between ``low`` and ``high``."""
+    for brk in BREAKS:
+        at = text.rfind(brk, low, high)
+        if at != -1:
+            return at + len(brk.rstrip()) if brk.strip() else at
+    return high

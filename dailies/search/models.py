@@ -1,0 +1,66 @@
+"""The search index: one row per published paper, plus the vocabulary it uses.
+
+Written only by ``dailies.search.index``; read only by ``dailies.search.backends``. On
+PostgreSQL the weighted tsvectors live in ``SearchDocument`` with GIN indexes; on SQLite the
+same terms live in the FTS5 table ``dailies_search_fts`` (rowid = paper id), created by
+migration 0004 on SQLite only, and the vector columns stay NULL.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+
+from papers.models import Paper
+
+
+class SearchDocument(models.Model):
+    paper = models.OneToOneField(
+        Paper, primary_key=True, on_delete=models.CASCADE, related_name="search_document"
+    )
+    last_appeared = models.DateField(help_text="The newest published daily it appeared in.")
+    # PostgreSQL only. Title, takeaways, headlines and topic names weigh A, summaries B,
+    # abstract and organisations C. GIN-indexed by migration 0004 (PostgreSQL only).
+    vector = SearchVectorField(null=True, editable=False)
+    # PostgreSQL only: the A fields alone, small enough to stay inline; it picks the
+    # candidates worth ranking when a query word is in a large part of the corpus.
+    head_vector = SearchVectorField(null=True, editable=False)
+    indexed_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # "newest first" among the matches of a very common query (PostgreSQL pool)
+            models.Index(fields=["-last_appeared", "-paper"], name="dailies_search_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"search document of paper {self.paper_id}"
+
+
+class SearchTerm(models.Model):
+    """An index term and how many indexed papers contain it.
+
+    The PostgreSQL backend reads the counts to know how common a query word is before it
+    runs the query; with one word and no filter, the count is the number of results.
+    """
+
+    term = models.CharField(max_length=64, primary_key=True)
+    documents = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.term} ({self.documents})"
+
+
+class SearchWord(models.Model):
+    """A Latin-script word as written in an indexed paper, and the term it indexes as.
+
+    What an unknown query word is compared with to find its spelling (trigram similarity;
+    GIN trigram index on PostgreSQL). Only grows: a word whose term no longer has papers is
+    never suggested.
+    """
+
+    word = models.CharField(max_length=64, primary_key=True)
+    term = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"{self.word} → {self.term}"

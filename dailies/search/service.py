@@ -1,0 +1,242 @@
+"""The search service: one entry point for the index page and the API.
+
+``search()`` turns what a reader typed into plain terms, picks the backend for the database
+in use, and returns ``SearchResults``: a lazy, sliceable list of hits (a ``Paginator`` can
+page it) that also says how the query was understood. It never raises on what a reader
+types: a query with nothing searchable in it gives empty results.
+
+When no paper has every term, the service tries, in order: word beginnings for unknown
+words ("zipf" → ZipFusion), the closest spelling for unknown words ("degredation" →
+degradation; pg_trgm on PostgreSQL, the same trigram similarity computed in Python on
+SQLite), and finally papers with any of the terms.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
+
+from django.db.models import QuerySet
+
+from dailies.search import backends
+from dailies.search.backends import MAX_RESULTS, Filters, Hit, Match
+from dailies.search.text import QueryTerm, normalise_query, parse_query, tokens
+from papers.models import Paper
+
+P = TypeVar("P", bound=Paper)
+
+# A word this short is too ambiguous to expand or to correct.
+MIN_PREFIX_CHARS = 3
+MIN_CORRECTION_CHARS = 4
+
+
+@dataclass
+class SearchResults:
+    """Hits for one query, best first, fetched a page at a time.
+
+    ``count()`` is the number of hits, at most ``MAX_RESULTS`` (``capped`` says there are
+    more); slicing runs the ranking query for that slice.
+    """
+
+    query: str
+    filters: Filters
+    language: str = "en"
+    match: Match | None = None
+    terms: list[QueryTerm] = field(default_factory=list)
+    corrected: str | None = None
+    relaxed: bool = False
+    _total: int | None = None
+    _backend: backends.Backend | None = None
+
+    def _count(self) -> int:
+        if self._total is None:
+            if self.match is None or self.match.empty:
+                self._total = 0
+            else:
+                self._total = self._backend.count(self.match, limit=MAX_RESULTS + 1)
+        return self._total
+
+    def count(self) -> int:
+        """How many hits can be paged through (runs at most one query, once)."""
+        return min(self._count(), MAX_RESULTS)
+
+    @property
+    def capped(self) -> bool:
+        return self._count() > MAX_RESULTS
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __bool__(self) -> bool:
+        return self.count() > 0
+
+    def __getitem__(self, index: slice) -> list[Hit]:
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("SearchResults are sliced a page at a time")
+        start = max(0, index.start or 0)
+        stop = min(MAX_RESULTS, self.count() if index.stop is None else index.stop)
+        if self.match is None or stop <= start:
+            return []
+        # Once counted, the count bounds the matches: the backend may rank them all.
+        estimate = self.match.estimate
+        if self._total is not None:
+            estimate = self._total if estimate is None else min(estimate, self._total)
+        match = replace(self.match, estimate=estimate)
+        return self._backend.ranked(match, offset=start, limit=stop - start)
+
+    @property
+    def highlighter(self) -> Highlighter:
+        return Highlighter(self.terms, self.match.prefixes if self.match else ())
+
+
+@dataclass(frozen=True)
+class Highlighter:
+    """Decides which words of a text the query matched (see ``dailies.search.highlight``)."""
+
+    terms: Sequence[QueryTerm]
+    prefixes: Sequence[str] = ()
+
+    @property
+    def han_words(self) -> list[str]:
+        return [t.term for t in self.terms if not t.is_latin]
+
+    @property
+    def latin_terms(self) -> frozenset[str]:
+        return frozenset(t.term for t in self.terms if t.is_latin)
+
+    def matches_latin(self, term: str) -> bool:
+        return term in self.latin_terms or any(term.startswith(p) for p in self.prefixes)
+
+
+def search(
+    query: str | None,
+    *,
+    topic: str | None = None,
+    track: str | None = None,
+    date_from: dt.date | None = None,
+    date_to: dt.date | None = None,
+    language: str = "en",
+) -> SearchResults:
+    """Search the published papers (runs one or two queries now, more as the results are
+    counted and sliced). ``language`` is the reader's: it does not narrow the search (both
+    languages are always searched); it is kept on the results for their presentation."""
+    text = normalise_query(query)
+    filters = Filters(
+        topic=topic or None, track=track or None, date_from=date_from, date_to=date_to
+    )
+    terms = parse_query(text)
+    results = SearchResults(query=text, filters=filters, language=language, terms=terms)
+    if not terms:
+        return results
+    backend = backends.current()
+    counts = backends.term_counts(t.term for t in terms)
+    terms = _split_unknown_han(terms, counts)
+    known = [t for t in terms if counts.get(t.term)]
+    unknown = [t for t in terms if not counts.get(t.term)]
+
+    def attempt(
+        use: list[QueryTerm], *, prefixes: Sequence[str] = (), any_term: bool = False, **notes
+    ) -> SearchResults | None:
+        found = _results(backend, text, filters, use, counts, prefixes, any_term, notes)
+        found.language = language
+        return found if found.count() else None
+
+    if not unknown:
+        found = attempt(terms)
+        if found:
+            return found
+    else:
+        expandable = [t.term for t in unknown if t.is_latin and len(t.term) >= MIN_PREFIX_CHARS]
+        if len(expandable) == len(unknown):
+            found = attempt(known, prefixes=expandable)
+            if found:
+                return found
+        corrected = _corrections(backend, unknown)
+        if corrected:
+            counts.update(backends.term_counts(t.term for t in corrected.values()))
+            use = [corrected.get(t.term, t) for t in terms if t.term in corrected or t in known]
+            spelled = " ".join(t.surface for t in use)
+            found = attempt(use, corrected=spelled)
+            if found:
+                return found
+            known = use
+    if len(known) > 1 or (known and unknown):
+        found = attempt(known, any_term=True, relaxed=True)
+        if found:
+            return found
+    return results
+
+
+def _results(
+    backend: backends.Backend,
+    text: str,
+    filters: Filters,
+    terms: list[QueryTerm],
+    counts: dict[str, int],
+    prefixes: Sequence[str],
+    any_term: bool,
+    notes: dict,
+) -> SearchResults:
+    term_names = tuple(t.term for t in terms)
+    known = [counts.get(t, 0) for t in term_names]
+    estimate = None
+    if not prefixes and known:
+        estimate = sum(known) if any_term else min(known)
+    exact_count = None
+    if len(term_names) == 1 and not prefixes and not filters:
+        # One term, no filters: the vocabulary already holds the number of matches.
+        exact_count = known[0]
+    match = Match(
+        terms=term_names,
+        prefixes=tuple(prefixes),
+        any_term=any_term,
+        filters=filters,
+        estimate=estimate,
+        exact_count=exact_count,
+    )
+    return SearchResults(
+        query=text, filters=filters, match=match, terms=terms, _backend=backend, **notes
+    )
+
+
+def _split_unknown_han(terms: list[QueryTerm], counts: dict[str, int]) -> list[QueryTerm]:
+    """A Chinese query word no paper contains, split into the shorter words inside it
+    (so "副本互证" still finds "副本"…); runs one query when there is one to split."""
+    split: list[QueryTerm] = []
+    for term in terms:
+        pieces = []
+        if not term.is_latin and not counts.get(term.term):
+            pieces = [
+                QueryTerm(t.term, t.surface) for t in tokens(term.term) if t.term != term.term
+            ]
+        split.extend(pieces or [term])
+    if len(split) != len(terms):
+        counts.update(backends.term_counts(t.term for t in split))
+    return list(dict.fromkeys(split))
+
+
+def _corrections(backend: backends.Backend, unknown: list[QueryTerm]) -> dict[str, QueryTerm]:
+    """Unknown words → the closest word in the vocabulary (one query per word)."""
+    corrected = {}
+    for term in unknown:
+        if term.is_latin and len(term.surface) >= MIN_CORRECTION_CHARS:
+            similar = backend.similar_words(term.surface, limit=1)
+            if similar:
+                new_term, word = similar[0]
+                corrected[term.term] = QueryTerm(new_term, word)
+    return corrected
+
+
+def ordered_papers(hits: Iterable[Hit], papers: QuerySet[P]) -> list[tuple[P, Hit]]:
+    """The papers of ``hits`` in hit order, each with its hit (one query plus the
+    queryset's prefetches).
+
+    ``papers`` must only hold what readers may see (``published_papers()`` or
+    ``index_papers()``): this is the second guard, so a stale index row never shows an
+    unpublished paper.
+    """
+    hits = list(hits)
+    by_id = {p.pk: p for p in papers.filter(pk__in=[h.paper_id for h in hits])}
+    return [(by_id[h.paper_id], h) for h in hits if h.paper_id in by_id]

@@ -1,0 +1,87 @@
+"""Text → terms, query sanitising and highlighting: pure functions, no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from dailies.search.highlight import excerpt, highlight
+from dailies.search.service import Highlighter
+from dailies.search.text import MAX_QUERY_CHARS, parse_query, terms
+
+
+def _hl(query: str) -> Highlighter:
+    return Highlighter(parse_query(query))
+
+
+def test_it_segments_chinese_runs_with_the_words_inside_longer_ones():
+    found = terms("把注意力偏置折进键向量")
+    assert {"注意", "注意力", "偏置", "向量"} <= set(found)
+    assert "的" not in terms("模型的权重")
+
+
+def test_it_stems_english_and_splits_camel_case():
+    assert terms("caches caching cached") == ["cach", "cach", "cach"]
+    assert {"kvcach", "kv", "cach"} <= set(terms("KVCache"))
+    assert "the" not in terms("the cache")
+
+
+def test_it_reads_mixed_queries_as_terms_of_both_languages():
+    assert [t.term for t in parse_query("KV 缓存")] == ["kv", "缓存"]
+    assert [t.term for t in parse_query("KV缓存")] == ["kv", "缓存"]
+
+
+HOSTILE = [
+    "",
+    "   ",
+    '"',
+    "'",
+    "' OR 1=1 --",
+    "'; DROP TABLE papers_paper; --",
+    "<script>alert(1)</script>",
+    "kv* AND NOT cache OR NEAR(a b)",
+    "head:kv ^cache -x +y ~z",
+    "'kv':* & !cache | (a <-> b)",
+    "%_%\\",
+    "((((((",
+    "\x00\x01\x02",
+    "🙂🙂🙂",
+    "a" * 5000,
+    "kv cache " * 700,
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE, ids=range(len(HOSTILE)))
+def test_it_turns_any_query_into_plain_bounded_terms(query):
+    parsed = parse_query(query)
+    assert len(parsed) <= 12
+    for term in parsed:
+        assert term.term.isalnum(), term
+        assert len(term.term) <= 40
+
+
+def test_it_cuts_long_queries():
+    assert parse_query("x" * 10 + " kv" * 5000)[0].term == "x" * 10
+    assert len("".join(t.term for t in parse_query("kv " * 5000))) <= MAX_QUERY_CHARS
+
+
+def test_it_escapes_before_marking():
+    marked = highlight('<b>KV</b> cache & "caches"', _hl("cache"))
+    assert (
+        marked == "&lt;b&gt;KV&lt;/b&gt; <mark>cache</mark> &amp; &quot;<mark>caches</mark>&quot;"
+    )
+    assert highlight("<script>", _hl("script")) == "&lt;<mark>script</mark>&gt;"
+
+
+def test_it_marks_chinese_words_wherever_they_occur():
+    assert highlight("分层 KV 缓存与缓存淘汰", _hl("缓存")) == (
+        "分层 KV <mark>缓存</mark>与<mark>缓存</mark>淘汰"
+    )
+
+
+def test_it_cuts_an_excerpt_around_the_first_match():
+    text = "Intro sentence here. " * 20 + "The KV cache is large. " + "Tail words. " * 20
+    cut = excerpt(text, _hl("cache"), length=80)
+    assert cut.startswith("…") and cut.endswith("…")
+    assert "<mark>cache</mark>" in cut
+    assert len(cut) < 80 + 40
+    assert excerpt("nothing relevant", _hl("cache")) is None
