@@ -232,6 +232,11 @@ class Topic(models.Model):
     slug = models.SlugField(unique=True)
     name_en = models.CharField(_("name (English)"), max_length=80)
     name_zh = models.CharField(_("name (Chinese)"), max_length=80)
+    keywords = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=_("Words and phrases that suggest the topic for an ingested paper."),
+    )
 
     class Meta:
         ordering = ["name_en"]

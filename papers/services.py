@@ -55,6 +55,7 @@ INGEST_OWNED_FIELDS = frozenset(
         "organizations",
         "venue",
         "venue_status",
+        "topics",
     }
 )
 

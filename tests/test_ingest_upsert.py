@@ -126,3 +126,28 @@ def test_editors_extend_the_venue_aliases(db):
     VenueAlias.objects.create(alias="Symposium on Cloud Computing", short_name="SoCC")
     _ingest([Entry("2610.00300", comment="Accepted to the Symposium on Cloud Computing 2026")])
     assert str(Paper.objects.get().venue) == "SoCC 2026"
+
+
+def test_new_papers_get_topics_suggested_from_their_text(demo):
+    run = _ingest(
+        [
+            Entry(
+                "2610.00400",
+                title="Expert offloading for mixture-of-experts serving",
+                summary="We cut KV cache traffic and quantize experts to INT8.",
+            )
+        ]
+    )
+    assert run.new == 1
+    slugs = set(Paper.objects.get(arxiv_id="2610.00400").topics.values_list("slug", flat=True))
+    assert {"moe", "kv-cache", "quantization"} <= slugs
+    assert "vector-search" not in slugs
+
+
+def test_topics_an_editor_set_are_left_alone_on_update(demo):
+    _ingest([Entry("2610.00401", version=1, title="MoE serving", summary="Experts.")])
+    paper = Paper.objects.get(arxiv_id="2610.00401")
+    paper.topics.set([])
+    paper_record_edits(paper=paper, fields=["topics"])
+    _ingest([Entry("2610.00401", version=2, title="MoE serving v2", summary="KV cache too.")])
+    assert not paper.topics.exists()

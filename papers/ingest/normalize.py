@@ -14,7 +14,7 @@ from django.utils.text import slugify
 
 from papers.identity import canonical_id, normalise_url
 from papers.ingest.items import RawItem
-from papers.models import OrganizationAlias, Paper, VenueAlias
+from papers.models import OrganizationAlias, Paper, Topic, VenueAlias
 
 _YEAR = r"(?:(20\d\d)|['’](\d\d))"
 _STATUS_WORDS = [
@@ -82,6 +82,34 @@ class OrganizationMatcher:
                 org_id = self.by_text[m.group(0).casefold()]
                 if org_id not in found:
                     found.append(org_id)
+        return found
+
+
+class TopicMatcher:
+    """Title and abstract → suggested topic ids, from each topic's names and keywords.
+
+    Editors confirm or change the suggestions in the admin; an edit is never overwritten.
+    """
+
+    def __init__(self) -> None:
+        phrases: dict[str, int] = {}
+        for topic in Topic.objects.all():
+            for phrase in [topic.name_en, topic.name_zh, *topic.keywords]:
+                if phrase and phrase.strip():
+                    phrases.setdefault(phrase.strip().casefold(), topic.pk)
+        self.by_text = phrases
+        ordered = sorted(phrases, key=len, reverse=True)
+        alternation = "|".join(re.escape(p) for p in ordered)
+        self.pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)", re.I) if ordered else None
+
+    def match(self, text: str) -> list[int]:
+        if self.pattern is None:
+            return []
+        found: list[int] = []
+        for m in self.pattern.finditer(text):
+            topic_id = self.by_text[m.group(0).casefold()]
+            if topic_id not in found:
+                found.append(topic_id)
         return found
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from papers.ingest.items import RawItem, Rejection
 from papers.ingest.normalize import (
     OrganizationMatcher,
+    TopicMatcher,
     VenueMatcher,
     item_canonical_id,
     paper_fields,
@@ -104,6 +105,7 @@ def papers_upsert(
     result = UpsertResult()
     chosen = _dedupe(items, result)
     orgs, venues_matcher, venues = OrganizationMatcher(), VenueMatcher(), _Venues()
+    topics = TopicMatcher()
     ids = list(chosen)
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
@@ -178,7 +180,21 @@ def papers_upsert(
         if to_update:
             Paper.objects.bulk_update(to_update, sorted(touched_fields | {"updated_at"}))
         _link(linked, chosen, tracks, orgs)
+        _suggest_topics([p for p in linked if p.first_run_id == run.pk], chosen, topics)
     return result
+
+
+def _suggest_topics(papers: list[Paper], chosen: dict[str, RawItem], topics: TopicMatcher) -> None:
+    """Topics suggested from a new paper's title and abstract (editors confirm them)."""
+    through = Paper.topics.through
+    rows = [
+        through(paper_id=paper.pk, topic_id=topic_id)
+        for paper in papers
+        for topic_id in topics.match(
+            f"{chosen[paper.canonical_id].title} {chosen[paper.canonical_id].abstract}"
+        )
+    ]
+    through.objects.bulk_create(rows, ignore_conflicts=True)
 
 
 def source_digest(item: RawItem, fields: dict) -> str:
