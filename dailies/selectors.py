@@ -17,6 +17,12 @@ def published_papers() -> QuerySet[Paper]:
     return Paper.objects.filter(Exists(DailyEntry.objects.published().filter(paper=OuterRef("pk"))))
 
 
+def reader_is_staff(request) -> bool:
+    """Staff may preview drafts; everyone else reads only what is published."""
+    user = request.user
+    return bool(user.is_authenticated and user.is_active and user.is_staff)
+
+
 def visible_dailies(*, staff: bool) -> QuerySet[Daily]:
     """Staff preview drafts and scheduled dailies; everyone else sees published ones."""
     return Daily.objects.all() if staff else Daily.objects.published()

@@ -26,11 +26,6 @@ from dailies.search.service import ordered_papers, search
 from papers.models import Topic, Track
 
 
-def _is_staff(request: HttpRequest) -> bool:
-    user = request.user
-    return bool(user.is_authenticated and user.is_active and user.is_staff)
-
-
 def _page(request: HttpRequest, items, per_page: int | None = None):
     return Paginator(items, per_page or settings.PAGE_SIZE).get_page(request.GET.get("page"))
 
@@ -50,7 +45,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpResponse:
-    staff = _is_staff(request)
+    staff = selectors.reader_is_staff(request)
     daily = get_object_or_404(
         selectors.visible_dailies(staff=staff).select_related("track"), track__slug=track, date=date
     )
@@ -170,7 +165,7 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    staff = _is_staff(request)
+    staff = selectors.reader_is_staff(request)
     paper = get_object_or_404(selectors.visible_papers(staff=staff), slug=slug)
     paper = selectors.paper_page(paper, staff=staff)
     return render(

@@ -10,19 +10,15 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from dailies.selectors import reader_is_staff
 from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 from deepdives.text import render_markdown
 
 
-def _is_staff(request: HttpRequest) -> bool:
-    user = request.user
-    return bool(user.is_authenticated and user.is_active and user.is_staff)
-
-
 def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    staff = _is_staff(request)
+    staff = reader_is_staff(request)
     queryset = DeepDive.objects.all() if staff else DeepDive.objects.published()
     deep_dive = get_object_or_404(queryset.select_related("paper", "reference_code"), slug=slug)
     language = get_language()
@@ -46,7 +42,9 @@ def _visible_code(request: HttpRequest, name: str) -> ReferenceCode:
     if name not in PROGRAMS:
         raise Http404("no such program")
     queryset = (
-        ReferenceCode.objects.all() if _is_staff(request) else ReferenceCode.objects.published()
+        ReferenceCode.objects.all()
+        if reader_is_staff(request)
+        else ReferenceCode.objects.published()
     )
     return get_object_or_404(queryset.select_related("paper"), slug=name)
 

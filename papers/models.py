@@ -115,10 +115,6 @@ class Source(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    @property
-    def is_arxiv(self) -> bool:
-        return self.kind in (self.Kind.ARXIV_API, self.Kind.ARXIV_RSS)
-
 
 class IngestRun(models.Model):
     """One fetch of one source (or one imported file): what came in and what became of it."""
