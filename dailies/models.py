@@ -14,7 +14,7 @@ from django.db.models import Max, Min, Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from papers.models import SCORE_MAX, SCORE_MIN, SCORE_VALIDATORS, Paper, Track
+from papers.models import SCORE_MAX, SCORE_MIN, SCORE_VALIDATORS, Paper, Summary, Track
 
 
 class DailyStatus(models.TextChoices):
@@ -48,6 +48,29 @@ class Daily(models.Model):
     published_at = models.DateTimeField(null=True, blank=True, editable=False)
     intro_en = models.TextField(_("intro (English)"), blank=True)
     intro_zh = models.TextField(_("intro (Chinese)"), blank=True)
+    # Who wrote each intro: a machine draft (replaced by re-drafting) or an editor (never).
+    intro_en_provenance = models.CharField(
+        _("intro (English) written by"),
+        max_length=10,
+        choices=Summary.Provenance.choices,
+        default=Summary.Provenance.EDITOR,
+    )
+    intro_zh_provenance = models.CharField(
+        _("intro (Chinese) written by"),
+        max_length=10,
+        choices=Summary.Provenance.choices,
+        default=Summary.Provenance.EDITOR,
+    )
+    intro_drafter = models.CharField(
+        max_length=200, blank=True, editable=False, help_text=_("Drafter, version and model.")
+    )
+    intro_drafted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    intro_flags = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text=_("Open grounding flags of the machine-drafted intros: [{language, kind, text}]."),
+    )
     candidates_scored = models.PositiveIntegerField(
         null=True,
         blank=True,
@@ -104,6 +127,9 @@ class Daily(models.Model):
     def is_published(self) -> bool:
         return self.status == DailyStatus.PUBLISHED
 
+    def intro_provenance(self, language: str) -> str:
+        return getattr(self, f"intro_{language}_provenance")
+
     def stats(self) -> DailyStats:
         """Selected count and score range, derived from the entries (runs a query)."""
         agg = self.entries.aggregate(
@@ -154,6 +180,14 @@ class DailyEntry(models.Model):
         blank=True,
         validators=SCORE_VALIDATORS,
         help_text=_("The score shown on the daily."),
+    )
+    accepted_untranslated = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=_(
+            "Languages an editor accepts to publish without a summary of their own "
+            "(shown as “not yet translated”)."
+        ),
     )
 
     objects = DailyEntryQuerySet.as_manager()
