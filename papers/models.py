@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -387,6 +388,38 @@ class Summary(models.Model):
     provenance = models.CharField(
         max_length=10, choices=Provenance.choices, default=Provenance.EDITOR
     )
+    # How a machine draft was made (blank for an editor's own text).
+    drafter = models.CharField(max_length=60, blank=True, editable=False)
+    drafter_version = models.CharField(max_length=30, blank=True, editable=False)
+    model_name = models.CharField(max_length=100, blank=True, editable=False)
+    prompt_version = models.CharField(max_length=30, blank=True, editable=False)
+    source_digest = models.CharField(
+        max_length=64,
+        blank=True,
+        editable=False,
+        help_text=_("SHA-256 of the title, abstract and comments it was drafted from."),
+    )
+    drafted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # An editor confirmed the machine draft as it stands ("machine draft, reviewed by an editor").
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # An editor changed the text: it is the editor's from then on ("written by an editor").
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    edited_at = models.DateTimeField(null=True, blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -468,3 +501,212 @@ class TrackProfileItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.track} {self.paper} {self.weight:+.1f}"
+
+
+class SummaryVersion(models.Model):
+    """A text a summary had before (or a re-draft proposed for it), for an editor to see and
+    restore or apply."""
+
+    class Reason(models.TextChoices):
+        REPLACED_BY_REDRAFT = "replaced_by_redraft", _("Replaced by a re-draft")
+        REPLACED_BY_EDITOR = "replaced_by_editor", _("Replaced by an editor")
+        # A re-draft of a text readers already see: kept aside until an editor applies it.
+        PROPOSED = "proposed", _("Proposed re-draft")
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="versions")
+    headline = models.CharField(max_length=200, blank=True)
+    body = models.TextField()
+    takeaway = models.CharField(max_length=300)
+    highlights = models.JSONField(default=list, blank=True)
+    provenance = models.CharField(max_length=10, choices=Summary.Provenance.choices)
+    drafter = models.CharField(max_length=60, blank=True)
+    drafter_version = models.CharField(max_length=30, blank=True)
+    model_name = models.CharField(max_length=100, blank=True)
+    prompt_version = models.CharField(max_length=30, blank=True)
+    source_digest = models.CharField(max_length=64, blank=True)
+    drafted_at = models.DateTimeField(null=True, blank=True)
+    reason = models.CharField(max_length=20, choices=Reason.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            # the summary admin: "versions of this summary, newest first"
+            models.Index(fields=["summary", "-created_at"], name="papers_summaryversion_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                name="papers_summaryversion_reason_known",
+                condition=Q(reason__in=["replaced_by_redraft", "replaced_by_editor", "proposed"]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.summary} {self.get_reason_display()} {self.created_at:%Y-%m-%d %H:%M}"
+
+
+# Bounds of what a grounding flag stores: the offending span and the editor's sentence.
+FLAG_TEXT_MAX_LENGTH = 200
+FLAG_DETAIL_MAX_LENGTH = 300
+
+
+class SummaryFlag(models.Model):
+    """A grounding check's finding on a summary: a span the source does not support."""
+
+    class Kind(models.TextChoices):
+        NUMBER = "number", _("Number not in the source")
+        ORGANIZATION = "organization", _("Organisation not the paper's")
+        VENUE = "venue", _("Venue not the paper's")
+        GLOSSARY = "glossary", _("Glossary term rendered otherwise")
+
+    class Field(models.TextChoices):
+        HEADLINE = "headline", _("Headline")
+        BODY = "body", _("Summary")
+        TAKEAWAY = "takeaway", _("Takeaway")
+        NUMBERS = "numbers", _("Headline numbers")
+
+    class Resolution(models.TextChoices):
+        OPEN = "", _("Open")
+        FIXED = "fixed", _("Fixed")
+        CONFIRMED = "confirmed", _("Confirmed by an editor")
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="flags")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    field = models.CharField(max_length=10, choices=Field.choices)
+    # For field=numbers: which of the headline numbers (0-based); offsets are within it.
+    item = models.PositiveSmallIntegerField(null=True, blank=True)
+    text = models.CharField(max_length=FLAG_TEXT_MAX_LENGTH)
+    detail = models.CharField(max_length=FLAG_DETAIL_MAX_LENGTH, blank=True)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    resolution = models.CharField(
+        max_length=10, choices=Resolution.choices, blank=True, default=Resolution.OPEN
+    )
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["summary", "field", "item", "start", "pk"]
+        indexes = [
+            # the publishing checklist and the admin: "open flags of these summaries"
+            models.Index(
+                fields=["summary"],
+                condition=Q(resolution=""),
+                name="papers_summaryflag_open_idx",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                name="papers_summaryflag_span_ordered", condition=Q(start__lte=models.F("end"))
+            ),
+            models.CheckConstraint(
+                name="papers_summaryflag_resolution_known",
+                condition=Q(resolution__in=["", "fixed", "confirmed"]),
+            ),
+            models.CheckConstraint(
+                name="papers_summaryflag_kind_known",
+                condition=Q(kind__in=["number", "organization", "venue", "glossary"]),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.summary} {self.kind}: {self.text}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.resolution == self.Resolution.OPEN
+
+
+class GlossaryTerm(models.Model):
+    """A term of a track's glossary: how the Chinese texts render an English term."""
+
+    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="glossary")
+    en = models.CharField(_("English term"), max_length=100)
+    zh = models.CharField(_("Chinese rendering"), max_length=100)
+    zh_alternatives = models.JSONField(
+        default=list, blank=True, help_text=_("Other accepted Chinese renderings.")
+    )
+    avoid = models.JSONField(
+        default=list, blank=True, help_text=_("Renderings that are wrong for this track.")
+    )
+
+    class Meta:
+        ordering = ["track", "en"]
+        constraints = [
+            models.UniqueConstraint(fields=["track", "en"], name="papers_glossaryterm_unique_en"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.en} → {self.zh}"
+
+
+class DraftRun(models.Model):
+    """One drafting of one paper (or of one daily's intro, then ``paper`` is empty and
+    ``label`` names the daily): what was written, what stays missing and why."""
+
+    paper = models.ForeignKey(
+        Paper, null=True, blank=True, on_delete=models.CASCADE, related_name="draft_runs"
+    )
+    label = models.CharField(max_length=300, blank=True)
+    drafter = models.CharField(max_length=60)
+    drafter_version = models.CharField(max_length=30, blank=True)
+    model_name = models.CharField(max_length=100, blank=True)
+    prompt_version = models.CharField(max_length=30, blank=True)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    languages = models.JSONField(default=list, blank=True, help_text=_("Languages written."))
+    skipped = models.JSONField(
+        default=dict, blank=True, help_text=_("{language: why it was left as it was}")
+    )
+    missing = models.JSONField(default=dict, blank=True, help_text=_("{language: reason}"))
+    notes = models.JSONField(default=list, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, help_text=_("Why drafting stopped, when it did."))
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+        indexes = [
+            # the paper admin: "the drafting history of this paper"
+            models.Index(fields=["paper", "-started_at"], name="papers_draftrun_paper_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label or self.paper} {self.drafter} {self.started_at:%Y-%m-%d %H:%M}"
+
+
+class LLMRequest(models.Model):
+    """One request to a model, with its token usage (the daily budget sums these)."""
+
+    class Purpose(models.TextChoices):
+        SCORE = "score", _("Scoring")
+        DRAFT_PAPER = "draft_paper", _("Drafting a paper")
+        DRAFT_INTRO = "draft_intro", _("Drafting an intro")
+
+    purpose = models.CharField(max_length=20, choices=Purpose.choices)
+    model_name = models.CharField(max_length=100)
+    paper = models.ForeignKey(
+        Paper, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_requests"
+    )
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    ok = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = _("LLM request")
+        indexes = [
+            # the daily token budget: "tokens of requests made since the start of today"
+            models.Index(fields=["created_at"], name="papers_llmrequest_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} {self.model_name} {self.created_at:%Y-%m-%d %H:%M}"
