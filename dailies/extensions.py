@@ -23,3 +23,21 @@ def register_paper_prefetch(factory: PrefetchFactory) -> None:
 
 def paper_prefetches(prefix: str = "") -> list[Prefetch]:
     return [factory(prefix) for factory in _paper_prefetches]
+
+
+# Features apps above us give papers ("deep_dive": the paper has a published deep dive), so
+# services here can count them (a daily's intro says how many deep dives it has) without
+# naming the other app's models.
+PaperFeature = Callable[[list[int]], set[int]]
+_paper_features: dict[str, PaperFeature] = {}
+
+
+def register_paper_feature(name: str, papers_with_it: PaperFeature) -> None:
+    """``papers_with_it(paper_ids)`` returns the ids of those papers that have the feature."""
+    _paper_features[name] = papers_with_it
+
+
+def papers_with_feature(name: str, paper_ids: list[int]) -> set[int]:
+    """The papers among ``paper_ids`` with the feature; none when no app registered it."""
+    feature = _paper_features.get(name)
+    return feature(paper_ids) if feature is not None and paper_ids else set()

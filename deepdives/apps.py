@@ -7,10 +7,16 @@ class DeepdivesConfig(AppConfig):
     verbose_name = _("Deep dives")
 
     def ready(self) -> None:
-        from dailies.extensions import register_paper_prefetch
-        from deepdives.selectors import deep_dive_prefetch, reference_code_prefetch
+        from dailies.extensions import register_paper_feature, register_paper_prefetch
+        from deepdives.selectors import (
+            deep_dive_prefetch,
+            papers_with_published_deep_dive,
+            reference_code_prefetch,
+        )
 
         # Daily, index and paper pages link deep dives and reference code; dailies can't
         # import us, so we hand it the prefetches.
         register_paper_prefetch(deep_dive_prefetch)
         register_paper_prefetch(reference_code_prefetch)
+        # A daily's drafted intro counts the deep dives that go out with it.
+        register_paper_feature("deep_dive", papers_with_published_deep_dive)

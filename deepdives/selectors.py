@@ -21,3 +21,12 @@ def reference_code_prefetch(prefix: str = "") -> Prefetch:
     """Prefetch a paper's registered reference programs into ``paper.reference_code_list``."""
     queryset = ReferenceCode.objects.only("id", "slug", "name", "paper_id", "last_status")
     return Prefetch(f"{prefix}reference_codes", queryset=queryset, to_attr="reference_code_list")
+
+
+def papers_with_published_deep_dive(paper_ids: list[int]) -> set[int]:
+    """Which of these papers have a deep dive set to published (readers see it once the
+    paper's daily is out). One query."""
+    return set(
+        DeepDive.objects.filter(paper_id__in=paper_ids, status=DeepDive.Status.PUBLISHED)
+        .values_list("paper_id", flat=True)
+    )

@@ -1,0 +1,141 @@
+"""The publishing checklist: what keeps a daily from going out.
+
+One function, ``daily_publishing_blockers``, answers it for every publish path (publish now,
+schedule, the scheduler, the command, the admin's buttons), so they can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Prefetch
+from django.utils.translation import gettext as _
+
+from dailies.models import Daily, DailyEntry
+from papers.languages import LANGUAGE_CODES, Language
+from papers.models import Summary, SummaryFlag
+
+LANGUAGE_NAMES = {Language.EN: "English", Language.ZH: "Chinese"}
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One reason a daily cannot be published; ``entry_id`` / ``language`` say where."""
+
+    code: str
+    message: str
+    entry_id: int | None = None
+    paper_id: int | None = None
+    language: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "entry": self.entry_id,
+            "paper": self.paper_id,
+            "language": self.language,
+        }
+
+
+def _language_name(language: str) -> str:
+    return _(LANGUAGE_NAMES.get(language, language))
+
+
+def _entries(daily: Daily) -> list[DailyEntry]:
+    """The entries with their summaries and open flags (three queries in all)."""
+    open_flags = SummaryFlag.objects.filter(resolution=SummaryFlag.Resolution.OPEN)
+    summaries = Summary.objects.prefetch_related(Prefetch("flags", queryset=open_flags))
+    return list(
+        daily.entries.select_related("paper")
+        .prefetch_related(Prefetch("paper__summaries", queryset=summaries))
+        .order_by("position")
+    )
+
+
+def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
+    """Every reason ``daily`` may not be published yet, in the order an editor fixes them.
+
+    Runs a few queries; an empty list means it may go out."""
+    blockers: list[Blocker] = []
+    entries = _entries(daily)
+    if not entries:
+        blockers.append(Blocker("no-entries", _("The daily has no entries.")))
+    leads = sum(1 for e in entries if e.is_lead)
+    if entries and leads != 1:
+        blockers.append(
+            Blocker(
+                "lead",
+                _("The daily needs exactly one lead story (it has %(n)d).") % {"n": leads},
+            )
+        )
+    for language in LANGUAGE_CODES:
+        if not getattr(daily, f"intro_{language}").strip():
+            blockers.append(
+                Blocker(
+                    "intro-missing",
+                    _("The intro is missing in %(language)s.")
+                    % {"language": _language_name(language)},
+                    language=language,
+                )
+            )
+    for flag in daily.intro_flags or []:
+        blockers.append(
+            Blocker(
+                "intro-flag",
+                _("The %(language)s intro has an unconfirmed %(kind)s: “%(text)s”.")
+                % {
+                    "language": _language_name(flag.get("language", "")),
+                    "kind": flag.get("kind", "flag"),
+                    "text": flag.get("text", ""),
+                },
+                language=flag.get("language"),
+            )
+        )
+    for entry in entries:
+        name = entry.paper.short_name or entry.paper.title[:60]
+        by_language = {s.language: s for s in entry.paper.summaries.all()}
+        for language in LANGUAGE_CODES:
+            summary = by_language.get(language)
+            if summary is None and language not in (entry.accepted_untranslated or []):
+                blockers.append(
+                    Blocker(
+                        "summary-missing",
+                        _(
+                            "#%(position)d %(name)s has no %(language)s summary "
+                            "(write one, or accept “not yet translated”)."
+                        )
+                        % {
+                            "position": entry.position,
+                            "name": name,
+                            "language": _language_name(language),
+                        },
+                        entry_id=entry.pk,
+                        paper_id=entry.paper_id,
+                        language=language,
+                    )
+                )
+            if summary is None:
+                continue
+            for flag in summary.flags.all():
+                blockers.append(
+                    Blocker(
+                        "flag",
+                        _(
+                            "#%(position)d %(name)s, %(language)s %(field)s: “%(text)s” — "
+                            "%(detail)s Fix the text or confirm it."
+                        )
+                        % {
+                            "position": entry.position,
+                            "name": name,
+                            "language": _language_name(language),
+                            "field": flag.field or _("summary"),
+                            "text": flag.text,
+                            "detail": flag.detail,
+                        },
+                        entry_id=entry.pk,
+                        paper_id=entry.paper_id,
+                        language=language,
+                    )
+                )
+    return blockers
