@@ -116,7 +116,16 @@ def daily_assemble(
         for i, p in enumerate(ranked)
     ]
     result.message = f"{len(ranked)} of {len(candidates)} candidates at or above {track.min_score}"
+    if ranked:
+        _draft_on_commit(daily.pk)
     return result
+
+
+def _draft_on_commit(daily_id: int) -> None:
+    """The writing follows the shortlist: draft the entries and intro once this commits."""
+    from dailies.tasks import draft_daily_task  # the tasks module imports this one
+
+    draft_daily_task.delay_on_commit(daily_id)
 
 
 def _profile(track: Track, paper_id: int, weight: float, reason: str) -> None:

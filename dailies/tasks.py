@@ -15,7 +15,7 @@ from dailies import services
 from dailies.assembly import daily_assemble
 from dailies.models import Daily
 from dailies.search.index import search_index_refresh_stale
-from papers.models import Track
+from papers.models import Paper, Track
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,40 @@ def services_assembly_due(now: dt.datetime | None = None) -> list[tuple[int, dt.
         ):
             due.append((track.pk, local.date()))
     return due
+
+
+@shared_task(acks_late=True, soft_time_limit=30 * 60, time_limit=31 * 60)
+def draft_daily_task(daily_id: int, redraft: bool = False) -> dict:
+    """Draft a daily's entries and intro (queued on commit after assembly). Idempotent: what
+    is already drafted from the same source is skipped, editors' texts are never touched."""
+    from dailies.drafting import daily_draft  # TEMP until papers.drafting lands
+
+    daily = Daily.objects.select_related("track").filter(pk=daily_id).first()
+    if daily is None:
+        return {"daily": daily_id, "status": "gone"}
+    return daily_draft(daily=daily, redraft=redraft).summary_line()
+
+
+@shared_task
+def redraft_changed_papers() -> list[int]:
+    """Periodic entry point: one re-drafting task per paper whose source changed (a new arXiv
+    version) since its machine texts were drafted."""
+    from dailies.drafting import papers_needing_redraft  # TEMP
+
+    paper_ids = papers_needing_redraft()
+    for paper_id in paper_ids:
+        redraft_paper_task.delay(paper_id)
+    return paper_ids
+
+
+@shared_task(acks_late=True, soft_time_limit=5 * 60, time_limit=6 * 60)
+def redraft_paper_task(paper_id: int) -> dict:
+    from dailies.drafting import daily_paper_draft  # TEMP
+
+    paper = Paper.objects.filter(pk=paper_id).first()
+    if paper is None:
+        return {"paper": paper_id, "status": "gone"}
+    return daily_paper_draft(paper=paper, track=paper.tracks.first()).as_dict()
 
 
 @shared_task(acks_late=True, soft_time_limit=5 * 60, time_limit=6 * 60)

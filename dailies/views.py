@@ -176,5 +176,10 @@ def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "entries": paper.published_entries,
             "scores": sorted(paper.scores.all(), key=lambda s: (s.created_at, s.pk), reverse=True),
             "preview": staff and not any(e.daily.is_published for e in paper.published_entries),
+            # A summary an editor changed after this is marked as corrected.
+            "first_published_at": min(
+                (e.daily.published_at for e in paper.published_entries if e.daily.published_at),
+                default=None,
+            ),
         },
     )

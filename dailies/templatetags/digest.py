@@ -141,3 +141,9 @@ def entry_heading(paper: Paper, summary: Summary | None) -> str:
         return paper.title
     colon = "：" if summary.language == Language.ZH else ": "
     return f"{paper.display_name}{colon}{summary.headline}"
+
+
+@register.filter
+def intro_is_machine(daily, language: str) -> bool:
+    """The daily's intro in ``language`` is a machine draft (pages say so)."""
+    return getattr(daily, f"intro_{language}_provenance", "") == Summary.Provenance.MACHINE

@@ -1,0 +1,228 @@
+"""Drafting a daily's writing: every entry's summaries (through ``papers.drafting``) and the
+daily's intro in both languages.
+
+Only this layer knows whether readers already see a paper (it is in a published daily), so it
+tells the paper drafting service: a re-draft of a public text is kept as a proposal for an
+editor, never put live by the machine.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from dailies.extensions import papers_with_feature
+from dailies.models import Daily, DailyEntry
+from papers.drafting.base import Drafter, DraftingStopped, IntroDraft, IntroEntry, IntroInput
+from papers.drafting.grounding import check_numbers
+from papers.drafting.service import DraftOutcome, get_drafter, paper_draft
+from papers.languages import LANGUAGE_CODES
+from papers.models import Paper, Summary, Track
+
+Progress = Callable[[int], None]
+
+# How far back the re-draft sweep looks for papers changed after they were drafted.
+REDRAFT_LOOKBACK = dt.timedelta(days=14)
+
+
+@dataclass
+class DailyDraftOutcome:
+    track: str
+    date: dt.date
+    entries: list[DraftOutcome] = field(default_factory=list)
+    intro: list[str] = field(default_factory=list)  # languages of the intro drafted now
+    intro_missing: dict[str, str] = field(default_factory=dict)
+    stopped: str = ""  # why drafting stopped early (e.g. the token budget), else ""
+
+    @property
+    def flagged(self) -> int:
+        return sum(1 for outcome in self.entries if outcome.flags)
+
+    def summary_line(self) -> dict:
+        return {
+            "track": self.track,
+            "date": self.date.isoformat(),
+            "drafted": sum(1 for outcome in self.entries if outcome.languages),
+            "flagged": self.flagged,
+            "intro": self.intro,
+            **({"stopped": self.stopped} if self.stopped else {}),
+        }
+
+
+def paper_is_public(paper_id: int) -> bool:
+    """Readers see the paper: it is in a published daily (one query)."""
+    return DailyEntry.objects.published().filter(paper_id=paper_id).exists()
+
+
+def daily_paper_draft(
+    *, paper: Paper, track: Track | None = None, drafter: Drafter | None = None, redraft=False
+) -> DraftOutcome:
+    """Draft one paper's texts, as a proposal when readers already see it."""
+    return paper_draft(
+        paper=paper,
+        track=track,
+        drafter=drafter,
+        redraft=redraft,
+        public=paper_is_public(paper.pk),
+    )
+
+
+def daily_draft(
+    *,
+    daily: Daily,
+    redraft: bool = False,
+    drafter: Drafter | None = None,
+    progress: Progress | None = None,
+) -> DailyDraftOutcome:
+    """Draft every entry of ``daily`` that lacks machine texts (all of them with
+    ``redraft``), then its intro. Editors' texts are never touched; a budget that runs out
+    stops the batch cleanly, keeping what was drafted, and the outcome says so."""
+    drafter = drafter or get_drafter()
+    outcome = DailyDraftOutcome(track=daily.track.slug, date=daily.date)
+    entries = list(daily.entries.select_related("paper", "paper__venue").order_by("position"))
+    try:
+        for entry in entries:
+            outcome.entries.append(
+                daily_paper_draft(
+                    paper=entry.paper, track=daily.track, drafter=drafter, redraft=redraft
+                )
+            )
+            if progress is not None:
+                progress(1)
+        intro = daily_intro_draft(daily=daily, drafter=drafter, redraft=redraft)
+        outcome.intro, outcome.intro_missing = intro
+    except DraftingStopped as exc:
+        outcome.stopped = str(exc)
+    return outcome
+
+
+def _intro_input(daily: Daily, entries: list[DailyEntry]) -> IntroInput:
+    deep_dives = papers_with_feature("deep_dive", [e.paper_id for e in entries])
+    items = []
+    for entry in entries:
+        summaries = {s.language: s for s in entry.paper.summaries.all()}
+        english = summaries.get("en") or summaries.get("zh")
+        items.append(
+            IntroEntry(
+                title=entry.paper.title,
+                takeaway=english.takeaway if english else "",
+                short_name=entry.paper.short_name,
+                is_lead=entry.is_lead,
+                has_deep_dive=entry.paper_id in deep_dives,
+            )
+        )
+    return IntroInput(
+        track_name_en=daily.track.name_en,
+        track_name_zh=daily.track.name_zh,
+        date=daily.date.isoformat(),
+        entries=tuple(items),
+        deep_dives=len(deep_dives),
+    )
+
+
+def _intro_source(intro: IntroInput, entries: list[DailyEntry]) -> str:
+    """What an intro's numbers may come from: the entries' sources and texts, and the counts
+    of the day."""
+    parts = [f"{len(intro.entries)} {intro.deep_dives}", intro.date]
+    for entry in entries:
+        paper = entry.paper
+        parts += [paper.title, paper.abstract, paper.comment]
+        parts += [s.body for s in paper.summaries.all()]
+    return "\n".join(p for p in parts if p)
+
+
+def _entries_changed_since_intro(daily: Daily) -> bool:
+    """Re-assembly changed the selection after the machine intro was drafted."""
+    return bool(
+        daily.assembled_at and daily.intro_drafted_at and daily.assembled_at > daily.intro_drafted_at
+    )
+
+
+def daily_intro_draft(
+    *, daily: Daily, drafter: Drafter | None = None, redraft: bool = False
+) -> tuple[list[str], dict[str, str]]:
+    """Draft the intro in each language an editor has not written; returns the languages
+    drafted and, for the others, why not. A published daily's intro is never replaced."""
+    drafter = drafter or get_drafter()
+    entries = list(
+        daily.entries.select_related("paper").prefetch_related("paper__summaries")
+        .order_by("position")
+    )
+    missing: dict[str, str] = {}
+    wanted = []
+    for language in LANGUAGE_CODES:
+        text = getattr(daily, f"intro_{language}")
+        if text and daily.intro_provenance(language) == Summary.Provenance.EDITOR:
+            missing[language] = "written by an editor"
+        elif daily.status != Daily.Status.DRAFT:
+            missing[language] = f"the daily is {daily.status}; its intro is not re-drafted"
+        elif text and not redraft and not _entries_changed_since_intro(daily):
+            missing[language] = "already drafted"
+        else:
+            wanted.append(language)
+    if not wanted or not entries:
+        if not entries:
+            missing = dict.fromkeys(LANGUAGE_CODES, "the daily has no entries")
+        return [], missing
+    intro = _intro_input(daily, entries)
+    draft: IntroDraft = drafter.draft_intro(intro)
+    source = _intro_source(intro, entries)
+    drafted = []
+    with transaction.atomic():
+        daily = Daily.objects.select_for_update().get(pk=daily.pk)
+        if daily.status != Daily.Status.DRAFT:
+            return [], dict.fromkeys(wanted, f"the daily became {daily.status}")
+        flags = [f for f in daily.intro_flags or [] if f.get("language") not in wanted]
+        for language in wanted:
+            text = (draft.texts.get(language) or "").strip()
+            if not text:
+                missing[language] = draft.missing.get(language, "the drafter wrote none")
+                continue
+            setattr(daily, f"intro_{language}", text)
+            setattr(daily, f"intro_{language}_provenance", Summary.Provenance.MACHINE)
+            flags += [
+                {"language": language, "kind": f.kind, "text": f.text, "detail": f.detail}
+                for f in check_numbers(text, source, language=language)
+            ]
+            drafted.append(language)
+        if drafted:
+            daily.intro_flags = flags
+            daily.intro_drafter = " ".join(
+                p for p in (draft.drafter, draft.drafter_version, draft.model) if p
+            )
+            daily.intro_drafted_at = timezone.now()
+            daily.save(
+                update_fields=[
+                    "intro_en",
+                    "intro_zh",
+                    "intro_en_provenance",
+                    "intro_zh_provenance",
+                    "intro_flags",
+                    "intro_drafter",
+                    "intro_drafted_at",
+                    "updated_at",
+                ]
+            )
+    return drafted, missing
+
+
+def papers_needing_redraft(*, now: dt.datetime | None = None) -> list[int]:
+    """Papers whose source text changed (a new arXiv version) since their machine texts were
+    drafted from it. Looks only at papers changed in the last ``REDRAFT_LOOKBACK`` after
+    their drafting, so the sweep's cost stays flat; compares digests in Python."""
+    since = (now or timezone.now()) - REDRAFT_LOOKBACK
+    rows = (
+        Summary.objects.filter(provenance=Summary.Provenance.MACHINE, paper__updated_at__gte=since)
+        .filter(Q(drafted_at__isnull=True) | Q(paper__updated_at__gt=F("drafted_at")))
+        .values_list("paper_id", "source_digest")
+    )
+    digests: dict[int, set[str]] = {}
+    for paper_id, digest in rows:
+        digests.setdefault(paper_id, set()).add(digest)
+    papers = Paper.objects.filter(pk__in=digests).only("pk", "title", "abstract", "comment")
+    return sorted(p.pk for p in papers if digests[p.pk] != {source_digest(p)})
