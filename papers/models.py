@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from papers.languages import LANGUAGE_CODES, Language, pick_language
+from papers.validators import URL_MAX_LENGTH, validate_public_url
 
 SCORE_MIN = Decimal("1.00")
 SCORE_MAX = Decimal("5.00")
@@ -92,7 +93,11 @@ class Source(models.Model):
 
     name = models.CharField(max_length=120, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
-    url = models.URLField(blank=True, help_text=_("Feed or API address; blank for manual entry."))
+    url = models.URLField(
+        blank=True,
+        validators=[validate_public_url],
+        help_text=_("Feed or API address; blank for manual entry."),
+    )
     config = models.JSONField(
         default=dict, blank=True, help_text=_("Query, categories, page size, announce types.")
     )
@@ -270,8 +275,12 @@ class Paper(models.Model):
     )
     authors = models.JSONField(default=list, blank=True)
     abstract = models.TextField(blank=True)
-    abs_url = models.URLField(_("abstract link"), max_length=500, blank=True)
-    pdf_url = models.URLField(_("PDF link"), max_length=500, blank=True)
+    abs_url = models.URLField(
+        _("abstract link"), max_length=URL_MAX_LENGTH, blank=True, validators=[validate_public_url]
+    )
+    pdf_url = models.URLField(
+        _("PDF link"), max_length=URL_MAX_LENGTH, blank=True, validators=[validate_public_url]
+    )
     doi = models.CharField(max_length=200, blank=True)
     arxiv_id = models.CharField(max_length=40, blank=True)
     version = models.PositiveSmallIntegerField(null=True, blank=True)
