@@ -256,3 +256,10 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "INFO"},
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
+# Drafting summaries and intros uses the same endpoint; LLM_DRAFT_MODEL overrides the model.
+LLM_DRAFT_MODEL = env_str("LLM_DRAFT_MODEL") or ""
+# Per attempt; the openai client retries 429/5xx/timeouts LLM_MAX_RETRIES times with backoff.
+LLM_TIMEOUT_S = float(env_int("LLM_TIMEOUT_S", 60, minimum=1))
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0)
+# Tokens all requests of a day may use together (editorial day); 0 = unlimited.
+LLM_DAILY_TOKEN_BUDGET = env_int("LLM_DAILY_TOKEN_BUDGET", 0, minimum=0)

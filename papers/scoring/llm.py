@@ -1,4 +1,5 @@
-"""An LLM judge for the same rubric, through any OpenAI-compatible chat-completions API.
+"""An LLM judge for the same rubric, through any OpenAI-compatible chat-completions API (the
+official openai client of ``papers.llm_client``, strict structured output ``paper_score``).
 
 Used when LLM_BASE_URL, LLM_API_KEY and LLM_MODEL are set. Its answer must be JSON with every
 criterion as an integer 1–5 and a rationale in both languages; a malformed answer is asked
@@ -8,19 +9,33 @@ for again, then the paper is scored by the rubric scorer and its score says why.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 
-import httpx
+import openai
 
-from papers.ingest.fetch import FetchPolicy, backoff_delay, retry_after_seconds
-from papers.models import Paper, Track
+from papers.llm_client import LLMMalformed, LLMUnavailable, llm_complete, make_client
+from papers.models import LLMRequest, Paper, Track
 from papers.scoring.base import CRITERIA, ScoreResult, total_from
 from papers.scoring.rubric import RubricScorer
 
 NAME = "llm-judge"
 VERSION = "1"
-RETRY_STATUSES = {429, 500, 502, 503, 504}
+SCHEMA_NAME = "paper_score"
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["criteria", "rationale_en", "rationale_zh"],
+    "properties": {
+        "criteria": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": list(CRITERIA),
+            "properties": {name: {"type": "integer", "enum": [1, 2, 3, 4, 5]} for name in CRITERIA},
+        },
+        "rationale_en": {"type": "string"},
+        "rationale_zh": {"type": "string"},
+    },
+}
 
 SYSTEM = (
     "You are an editor of a daily digest of research papers. Score the paper for the given "
@@ -31,10 +46,6 @@ SYSTEM = (
     'n, "novelty": n, "evidence": n, "impact": n, "venue": n}, "rationale_en": '
     '"one or two sentences", "rationale_zh": "一两句中文"}.'
 )
-
-
-class JudgeUnavailable(Exception):
-    pass
 
 
 class MalformedAnswer(Exception):
@@ -50,12 +61,10 @@ class Answer:
     completion_tokens: int | None
 
 
-def parse_answer(payload: dict) -> Answer:
-    """Validate a chat-completions response; raises MalformedAnswer with the reason."""
-    try:
-        content = payload["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise MalformedAnswer("no message content in the response") from None
+def parse_answer(
+    content: str, *, prompt_tokens: int | None = None, completion_tokens: int | None = None
+) -> Answer:
+    """Validate the message content of an answer; raises MalformedAnswer with the reason."""
     try:
         data = json.loads(content)
     except (TypeError, ValueError) as exc:
@@ -71,14 +80,7 @@ def parse_answer(payload: dict) -> Answer:
     texts = [data.get("rationale_en"), data.get("rationale_zh")]
     if not all(isinstance(t, str) and t.strip() for t in texts):
         raise MalformedAnswer("rationale_en and rationale_zh must be non-empty strings")
-    usage = payload.get("usage") or {}
-    return Answer(
-        criteria,
-        texts[0].strip(),
-        texts[1].strip(),
-        usage.get("prompt_tokens"),
-        usage.get("completion_tokens"),
-    )
+    return Answer(criteria, texts[0].strip(), texts[1].strip(), prompt_tokens, completion_tokens)
 
 
 class LLMJudge:
@@ -88,20 +90,18 @@ class LLMJudge:
     def __init__(
         self,
         *,
-        base_url: str,
-        api_key: str,
         model: str,
-        policy: FetchPolicy | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: openai.OpenAI | None = None,
         malformed_retries: int = 1,
-        client: httpx.Client | None = None,
     ) -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.api_key = api_key
+        """``client`` defaults to ``make_client()`` (settings), with ``base_url``/``api_key``
+        overriding the configured endpoint."""
         self.model = model
-        self.policy = policy or FetchPolicy.from_settings()
+        self.client = client or make_client(base_url=base_url, api_key=api_key)
         self.malformed_retries = malformed_retries
         self.fallback = RubricScorer()
-        self.client = client
 
     def score(self, papers: list[Paper], track: Track) -> list[ScoreResult]:
         return [self._one(paper, track) for paper in papers]
@@ -110,13 +110,31 @@ class LLMJudge:
         problem = ""
         for _attempt in range(1 + self.malformed_retries):
             try:
-                answer = parse_answer(self._ask(paper, track))
-            except MalformedAnswer as exc:
+                completion = llm_complete(
+                    client=self.client,
+                    model=self.model,
+                    messages=self._messages(paper, track),
+                    schema_name=SCHEMA_NAME,
+                    schema=SCHEMA,
+                    purpose=LLMRequest.Purpose.SCORE,
+                    paper_id=paper.pk,
+                )
+            except LLMMalformed as exc:
                 problem = f"malformed answer ({exc})"
                 continue
-            except JudgeUnavailable as exc:
+            except LLMUnavailable as exc:
                 problem = f"unavailable ({exc})"
                 break
+            try:
+                answer = parse_answer(
+                    completion.content,
+                    prompt_tokens=completion.request.prompt_tokens,
+                    completion_tokens=completion.request.completion_tokens,
+                )
+            except MalformedAnswer as exc:
+                completion.reject(str(exc))
+                problem = f"malformed answer ({exc})"
+                continue
             return ScoreResult(
                 total=total_from(answer.criteria),
                 criteria=answer.criteria,
@@ -139,44 +157,3 @@ class LLMJudge:
             f"Comment: {paper.comment or '-'}\nAbstract: {paper.abstract}"
         )
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
-
-    def _ask(self, paper: Paper, track: Track) -> dict:
-        body = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": self._messages(paper, track),
-            "response_format": {"type": "json_object"},
-        }
-        headers = {"Authorization": f"Bearer {self.api_key}"}
-        timeout = httpx.Timeout(self.policy.read_timeout, connect=self.policy.connect_timeout)
-        client = self.client or httpx.Client(timeout=timeout)
-        last = "no attempt"
-        try:
-            for attempt in range(self.policy.attempts):
-                try:
-                    reply = client.post(self.url, json=body, headers=headers, timeout=timeout)
-                except httpx.TimeoutException:
-                    last, delay = "timed out", backoff_delay(self.policy, attempt)
-                except httpx.TransportError as exc:
-                    last, delay = f"network error: {exc}", backoff_delay(self.policy, attempt)
-                else:
-                    if reply.status_code in RETRY_STATUSES:
-                        last = f"HTTP {reply.status_code}"
-                        delay = retry_after_seconds(
-                            reply.headers.get("Retry-After"), self.policy.retry_after_cap
-                        )
-                        if delay is None:
-                            delay = backoff_delay(self.policy, attempt)
-                    elif reply.status_code >= 400:
-                        raise JudgeUnavailable(f"HTTP {reply.status_code}")
-                    else:
-                        try:
-                            return reply.json()
-                        except ValueError:
-                            raise MalformedAnswer("response body is not JSON") from None
-                if attempt + 1 < self.policy.attempts:
-                    time.sleep(delay)
-        finally:
-            if self.client is None:
-                client.close()
-        raise JudgeUnavailable(f"{last} after {self.policy.attempts} attempts")
