@@ -1,0 +1,429 @@
+"""The LLM drafter against a real chat-completions server on 127.0.0.1 serving recorded
+answers, through the drafting service where what is stored matters."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from papers.drafting.base import DraftingStopped, IntroEntry, IntroInput
+from papers.drafting.llm import PROMPT_VERSION, LLMDrafter
+from papers.drafting.offline import OfflineDrafter
+from papers.drafting.service import EDITOR_WROTE, glossary_seed, paper_draft, paper_input
+from papers.models import DraftRun, LLMRequest, Paper, Summary, Track
+from tests.factories import make_paper, make_track
+from tests.llm_server import (
+    PATH,
+    LLMServer,
+    completion,
+    error,
+    recorded,
+    slow,
+    system_message,
+    user_message,
+)
+
+DEMO = Path(__file__).resolve().parent.parent / "dailies" / "demo" / "papers"
+TIMEOUT_S = 0.3
+MAX_RETRIES = 1
+
+
+@pytest.fixture
+def llm_server():
+    with LLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def llm(settings, llm_server):
+    """Drafting configured against the recorded server, with short timeouts."""
+    settings.LLM_BASE_URL = llm_server.base_url
+    settings.LLM_API_KEY = "test-key"
+    settings.LLM_MODEL = "judge-model"
+    settings.LLM_DRAFT_MODEL = "draft-model-1"
+    settings.LLM_TIMEOUT_S = TIMEOUT_S
+    settings.LLM_MAX_RETRIES = MAX_RETRIES
+    settings.LLM_DAILY_TOKEN_BUDGET = 0
+    return llm_server
+
+
+@pytest.fixture
+def infra(db) -> Track:
+    track = make_track("infra", name_en="Infra", name_zh="基础设施")
+    glossary_seed(track=track)
+    return track
+
+
+def demo_paper(slug: str, track: Track, **fields) -> Paper:
+    """A demo paper's title and abstract, with no texts yet."""
+    data = tomllib.loads((DEMO / f"{slug}.toml").read_text(encoding="utf-8"))
+    paper = make_paper(
+        slug,
+        title=data["title"],
+        abstract=data["abstract"],
+        en=None,
+        zh=None,
+        short_name="",
+        **fields,
+    )
+    paper.tracks.add(track)
+    return paper
+
+
+def texts(paper: Paper) -> dict[str, Summary]:
+    return {s.language: s for s in Summary.objects.filter(paper=paper)}
+
+
+def test_it_drafts_both_languages_from_a_good_answer(llm, infra):
+    paper = demo_paper("trustann", infra)
+    llm.script(completion(recorded("trustann"), prompt_tokens=1200, completion_tokens=700))
+
+    outcome = paper_draft(paper=paper, track=infra)
+
+    assert outcome.drafter == "llm"
+    assert outcome.languages == ["en", "zh"] and outcome.missing == {}
+    assert outcome.flags == []
+    stored = texts(paper)
+    answer = recorded("trustann")
+    for language in ("en", "zh"):
+        summary = stored[language]
+        assert summary.body == answer[language]["summary"]
+        assert summary.takeaway == answer[language]["takeaway"]
+        assert summary.headline == answer[language]["headline"]
+        assert summary.highlights == answer[language]["numbers"]
+        assert summary.provenance == Summary.Provenance.MACHINE
+        assert (summary.drafter, summary.drafter_version) == ("llm", "1")
+        assert (summary.model_name, summary.prompt_version) == ("draft-model-1", PROMPT_VERSION)
+    paper.refresh_from_db()
+    assert paper.short_name == "TrustANN"
+
+    [body] = llm.bodies()
+    assert body["model"] == "draft-model-1"
+    assert body["response_format"]["type"] == "json_schema"
+    schema = body["response_format"]["json_schema"]
+    assert (schema["name"], schema["strict"]) == ("paper_summary", True)
+    assert schema["schema"]["required"] == ["short_name", "en", "zh"]
+    user = user_message(body)
+    assert paper.title in user and paper.abstract in user  # verbatim
+    system = system_message(body)
+    assert "replica → 副本" in system and "failure domain → 故障域" in system
+    assert "150–260 Chinese characters" in system and "never" in system
+
+    [row] = LLMRequest.objects.all()
+    assert (row.purpose, row.model_name, row.paper_id) == ("draft_paper", "draft-model-1", paper.pk)
+    assert (row.prompt_tokens, row.completion_tokens, row.ok, row.error) == (1200, 700, True, "")
+    run = DraftRun.objects.get(paper=paper)
+    assert (run.prompt_tokens, run.completion_tokens) == (1200, 700)
+    assert run.model_name == "draft-model-1" and run.prompt_version == PROMPT_VERSION
+
+
+def test_it_asks_again_after_malformed_json_then_takes_the_good_answer(llm, infra):
+    paper = demo_paper("hilo", infra)
+    llm.script(
+        completion('{"short_name": "HiLO", "en": {"headline": '), completion(recorded("hilo"))
+    )
+
+    outcome = paper_draft(paper=paper, track=infra)
+
+    assert outcome.languages == ["en", "zh"]
+    first, second = llm.bodies()
+    follow_up = second["messages"][-1]
+    assert follow_up["role"] == "user" and "the answer is not JSON" in follow_up["content"]
+    assert second["messages"][:2] == first["messages"]
+    assert texts(paper)["zh"].takeaway == recorded("hilo")["zh"]["takeaway"]
+    rows = list(LLMRequest.objects.order_by("pk"))
+    assert [r.ok for r in rows] == [False, True]
+    assert rows[0].error.startswith("answer rejected: en: the answer is not JSON")
+    assert rows[0].completion_tokens == 600  # the rejected answer's tokens still count
+
+
+def _zh_in_english(name: str) -> dict:
+    answer = copy.deepcopy(recorded(name))
+    answer["zh"] = copy.deepcopy(answer["en"])
+    return answer
+
+
+def test_it_asks_again_when_zh_is_english_then_leaves_zh_missing_with_the_reason(llm, infra):
+    paper = demo_paper("trustann", infra)
+    llm.script(completion(_zh_in_english("trustann")))
+
+    outcome = paper_draft(paper=paper, track=infra)
+
+    assert outcome.languages == ["en"]
+    assert "the zh summary is not Chinese" in outcome.missing["zh"]
+    assert outcome.missing["zh"].startswith("the model's answer was rejected: ")
+    first, second = llm.bodies()
+    assert "zh: the zh headline is not Chinese" in second["messages"][-1]["content"]
+    assert second["messages"][2] == {
+        "role": "assistant",
+        "content": json.dumps(_zh_in_english("trustann"), ensure_ascii=False),
+    }
+    assert set(texts(paper)) == {"en"}
+    run = DraftRun.objects.get(paper=paper)
+    assert "the zh summary is not Chinese" in run.missing["zh"]
+    assert any(note.startswith("asked again: zh: ") for note in run.notes)
+
+
+def test_it_keeps_the_good_language_of_the_first_answer_and_the_fixed_one_of_the_second(llm, infra):
+    paper = demo_paper("trustann", infra)
+    second = copy.deepcopy(recorded("trustann"))
+    second["en"]["headline"] = "A different English headline the second time"
+    llm.script(completion(_zh_in_english("trustann")), completion(second))
+
+    outcome = paper_draft(paper=paper, track=infra)
+
+    assert outcome.languages == ["en", "zh"]
+    stored = texts(paper)
+    assert stored["en"].headline == recorded("trustann")["en"]["headline"]  # from the first
+    assert stored["zh"].body == recorded("trustann")["zh"]["summary"]  # from the second
+
+
+def test_it_flags_an_invented_number_and_stores_the_draft(llm, infra):
+    paper = demo_paper("trustann", infra)
+    answer = copy.deepcopy(recorded("trustann"))
+    for language in ("en", "zh"):
+        for key in ("summary", "numbers"):
+            value = answer[language][key]
+            answer[language][key] = (
+                value.replace("9.36%", "7.5%")
+                if isinstance(value, str)
+                else [n.replace("9.36%", "7.5%") for n in value]
+            )
+    llm.script(completion(answer))
+
+    outcome = paper_draft(paper=paper, track=infra)
+
+    assert outcome.languages == ["en", "zh"]
+    assert ("en", "number", "7.5%") in outcome.flags and ("zh", "number", "7.5%") in outcome.flags
+    stored = texts(paper)
+    assert "7.5%" in stored["en"].body
+    for language in ("en", "zh"):
+        flags = stored[language].flags.filter(kind="number", field="body")
+        assert [f.text for f in flags] == ["7.5%"]
+        assert stored[language].body[flags[0].start : flags[0].end] == "7.5%"
+
+
+def test_it_falls_back_to_the_offline_drafter_when_the_takeaway_is_not_in_the_summary(llm, infra):
+    paper = demo_paper("hilo", infra)
+    answer = copy.deepcopy(recorded("hilo"))
+    answer["en"]["takeaway"] = "Products should fail gracefully."
+    llm.script(completion(answer))
+
+    outcome = paper_draft(paper=paper, track=infra)
+
+    first, second = llm.bodies()
+    assert (
+        "en: the en takeaway does not occur inside the en summary"
+        in second["messages"][-1]["content"]
+    )
+    assert outcome.languages == ["en", "zh"]
+    stored = texts(paper)
+    offline = OfflineDrafter().draft_paper(paper_input(paper=paper, track=infra))
+    assert stored["en"].body == offline.languages["en"].summary
+    assert stored["en"].takeaway in stored["en"].body
+    assert stored["zh"].body == recorded("hilo")["zh"]["summary"]
+    run = DraftRun.objects.get(paper=paper)
+    assert any(
+        note.startswith("en: the model's answer was rejected: the en takeaway does not occur")
+        and note.endswith("drafted by offline-extractive 1 instead")
+        for note in run.notes
+    )
+
+
+def test_it_retries_a_429_after_its_retry_after_then_drafts(llm, infra):
+    paper = demo_paper("c2kv", infra)
+    llm.script(error(429, "Rate limit reached", retry_after="1"), completion(recorded("c2kv")))
+
+    outcome = paper_draft(paper=paper, track=infra)
+
+    assert outcome.languages == ["en", "zh"]
+    first, second = llm.requests_to(PATH)
+    assert second.at - first.at >= 0.95
+    assert texts(paper)["en"].highlights == []
+    assert LLMRequest.objects.get().ok  # the client's retry is inside one request
+
+
+def test_it_leaves_every_language_missing_after_timeouts_within_a_bound(llm, infra):
+    paper = demo_paper("trustann", infra)
+    llm.script(slow(TIMEOUT_S * 4))
+
+    started = time.monotonic()
+    outcome = paper_draft(paper=paper, track=infra)
+    elapsed = time.monotonic() - started
+
+    attempts = MAX_RETRIES + 1
+    # Each attempt waits its timeout; the client's backoff before a retry is at most 0.5 s.
+    assert elapsed < attempts * TIMEOUT_S + MAX_RETRIES * 0.5 + 1.0
+    assert len(llm.bodies()) == attempts
+    reason = f"the model did not answer: timed out after {attempts} attempts"
+    assert outcome.languages == [] and outcome.missing == {"en": reason, "zh": reason}
+    assert not Summary.objects.filter(paper=paper).exists()
+    [row] = LLMRequest.objects.all()
+    assert (row.ok, row.error) == (False, f"timed out after {attempts} attempts")
+
+
+def test_a_timeout_on_re_drafting_keeps_the_stored_texts(llm, infra):
+    paper = demo_paper("trustann", infra)
+    llm.script(completion(recorded("trustann")))
+    paper_draft(paper=paper, track=infra)
+    before = {code: (s.body, s.updated_at) for code, s in texts(paper).items()}
+
+    llm.script(slow(TIMEOUT_S * 4))
+    outcome = paper_draft(paper=paper, track=infra, redraft=True)
+
+    assert outcome.languages == []
+    assert {code: (s.body, s.updated_at) for code, s in texts(paper).items()} == before
+    run = DraftRun.objects.filter(paper=paper).order_by("-pk").first()
+    assert any("timed out after 2 attempts" in note for note in run.notes)
+
+
+def _spend(tokens: int) -> None:
+    LLMRequest.objects.create(
+        purpose=LLMRequest.Purpose.SCORE,
+        model_name="judge-model",
+        prompt_tokens=tokens - tokens // 2,
+        completion_tokens=tokens // 2,
+        ok=True,
+    )
+
+
+def test_it_stops_drafting_when_the_daily_token_budget_is_spent(llm, infra, settings):
+    settings.LLM_DAILY_TOKEN_BUDGET = 5000
+    paper = demo_paper("c2kv", infra)
+    _spend(5000)
+    llm.script(completion(recorded("c2kv")))
+
+    with pytest.raises(DraftingStopped) as stopped:
+        paper_draft(paper=paper, track=infra)
+
+    assert str(stopped.value) == "the daily token budget of 5000 tokens is spent (used 5000)"
+    assert llm.bodies() == []
+    assert not Summary.objects.filter(paper=paper).exists()
+    assert DraftRun.objects.get(paper=paper).error == str(stopped.value)
+
+
+def test_it_drafts_while_one_token_of_the_budget_is_left(llm, infra, settings):
+    settings.LLM_DAILY_TOKEN_BUDGET = 5000
+    paper = demo_paper("c2kv", infra)
+    _spend(4999)
+    llm.script(completion(recorded("c2kv")))
+
+    assert paper_draft(paper=paper, track=infra).languages == ["en", "zh"]
+
+
+def test_a_budget_spent_by_the_first_answer_skips_the_second_request(llm, infra, settings):
+    settings.LLM_DAILY_TOKEN_BUDGET = 5000
+    paper = demo_paper("trustann", infra)
+    _spend(3000)
+    llm.script(completion(_zh_in_english("trustann"), prompt_tokens=1500, completion_tokens=500))
+
+    outcome = paper_draft(paper=paper, track=infra)
+
+    assert len(llm.bodies()) == 1
+    assert outcome.languages == ["en"]
+    assert outcome.missing["zh"] == "the daily token budget of 5000 tokens is spent (used 5000)"
+
+
+def test_it_never_overwrites_an_editors_text(llm, infra):
+    paper = demo_paper("hilo", infra)
+    editor_text = Summary.objects.create(
+        paper=paper,
+        language="en",
+        headline="An editor's headline",
+        body="An editor wrote this. Keep it exactly.",
+        takeaway="Keep it exactly.",
+        provenance=Summary.Provenance.EDITOR,
+    )
+    llm.script(completion(recorded("hilo")))
+
+    for redraft in (False, True):
+        outcome = paper_draft(paper=paper, track=infra, redraft=redraft)
+        assert outcome.skipped["en"] == EDITOR_WROTE
+
+    editor_text.refresh_from_db()
+    assert editor_text.body == "An editor wrote this. Keep it exactly."
+    assert editor_text.provenance == Summary.Provenance.EDITOR
+    assert texts(paper)["zh"].body == recorded("hilo")["zh"]["summary"]
+
+
+# -- intros ---------------------------------------------------------------------------------
+
+INTRO = IntroInput(
+    track_name_en="Infra",
+    track_name_zh="基础设施",
+    date="2026-10-28",
+    entries=(
+        IntroEntry(
+            title="HiLO: Towards Product-Level Graceful Degradation with a Quality-Aware, "
+            "Load-Aware Control Framework",
+            takeaway="Degrade the product as a whole, not each service on its own.",
+            short_name="HiLO",
+            is_lead=True,
+        ),
+        IntroEntry(
+            title="Failure-Resilient and Verifiable Distributed Approximate Nearest-Neighbor "
+            "Retrieval",
+            takeaway="Accept a result only when independent replicas vouch for it.",
+            short_name="TrustANN",
+        ),
+        IntroEntry(
+            title="C2KV: Compressed and Composable KV Cache Reuse for Efficient LLM Inference",
+            takeaway="Build each document's cache once, small and ready to combine.",
+            short_name="C2KV",
+        ),
+    ),
+)
+
+
+def _drafter() -> LLMDrafter:
+    return LLMDrafter.from_settings()
+
+
+def test_it_drafts_a_daily_intro_in_both_languages(llm, db):
+    llm.script(completion(recorded("intro"), prompt_tokens=400, completion_tokens=300))
+
+    draft = _drafter().draft_intro(INTRO)
+
+    assert draft.texts == recorded("intro") and draft.missing == {}
+    assert (draft.drafter, draft.model, draft.prompt_version) == (
+        "llm",
+        "draft-model-1",
+        PROMPT_VERSION,
+    )
+    [body] = llm.bodies()
+    assert body["response_format"]["json_schema"]["name"] == "daily_intro"
+    user = user_message(body)
+    for entry in INTRO.entries:
+        assert entry.title in user and entry.takeaway in user
+    [row] = LLMRequest.objects.all()
+    assert (row.purpose, row.paper_id, row.prompt_tokens, row.ok) == (
+        "draft_intro",
+        None,
+        400,
+        True,
+    )
+    assert [(u.prompt_tokens, u.completion_tokens) for u in draft.usage] == [(400, 300)]
+
+
+def test_it_asks_again_when_the_intro_zh_is_english_then_falls_back(llm, db):
+    answer = dict(recorded("intro"), zh=recorded("intro")["en"])
+    llm.script(completion(answer))
+
+    draft = _drafter().draft_intro(INTRO)
+
+    assert len(llm.bodies()) == 2
+    assert "zh: the zh intro is not Chinese" in llm.bodies()[1]["messages"][-1]["content"]
+    assert draft.texts == {"en": recorded("intro")["en"]}
+    assert draft.missing["zh"].startswith("the model's answer was rejected: the zh intro is not")
+
+
+def test_the_drafter_model_defaults_to_the_judges(llm, db, settings):
+    settings.LLM_DRAFT_MODEL = ""
+    llm.script(completion(recorded("intro")))
+    assert _drafter().draft_intro(INTRO).model == "judge-model"
+    assert llm.bodies()[0]["model"] == "judge-model"
