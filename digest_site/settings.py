@@ -9,9 +9,11 @@ switches to PostgreSQL, ``REDIS_URL`` to Redis for the Celery broker and the cac
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -60,6 +62,8 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "csp",
+    "axes",
     "papers",
     "dailies",
     "deepdives",
@@ -67,6 +71,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside WhiteNoise, so static files get the same headers as pages.
+    "digest_site.middleware.PermissionsPolicyMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -75,6 +82,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "digest_site.urls"
@@ -101,12 +110,21 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {
+        # Persistent connections are checked before reuse, so a PostgreSQL restart or
+        # failover costs a reconnect, not a 500 on each worker's first request.
         "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0)
+            DATABASE_URL,
+            conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0),
+            conn_health_checks=True,
         )
     }
     if not DATABASES["default"]["ENGINE"].endswith(("postgresql", "sqlite3")):
         raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL (or SQLite)")
+    if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        # An unreachable server fails a request (and /healthz) in seconds, not minutes.
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+            "connect_timeout", env_int("DB_CONNECT_TIMEOUT", 5, minimum=1)
+        )
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -126,6 +144,8 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env_str("CACHE_KEY_PREFIX") or "paperdaily",
+            # A Redis that stops answering fails a cache call in seconds instead of hanging.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 5},
         }
     }
     CELERY_BROKER_URL = REDIS_URL
@@ -174,6 +194,55 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 24 * 60 * 60.0,
     },
 }
+
+# Response headers. The CSP allows nothing inline: every style and script is a static file.
+# The reference-code chart sets its own stricter policy (deepdives.views.code_chart).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
+PERMISSIONS_POLICY = (
+    "accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), "
+    "microphone=(), payment=(), usb=(), browsing-topics=()"
+)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Load balancers probe over plain http: the probes answer there, never redirect to https.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+
+# Admin login throttling (django-axes). Failures count per username *and* address, so an
+# attacker elsewhere cannot lock an editor out; one address is also capped across usernames.
+# A locked attempt is refused (429) before any password is hashed, until the cool-off ends.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "digest_site.login_throttle.LoginThrottleHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURES_PER_USER_AND_ADDRESS", 5, minimum=1)
+LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", 50, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "digest_site.login_throttle.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "digest_site.login_throttle.client_ip_address"
+# Behind a reverse proxy, the header it sets with the client's address (X-Forwarded-For,
+# X-Real-IP) and how many proxies append to it. Unset: the socket address, never a header.
+CLIENT_IP_HEADER = env_str("CLIENT_IP_HEADER") or ""
+CLIENT_IP_PROXY_COUNT = env_int("CLIENT_IP_PROXY_COUNT", 1, minimum=1)
+
+# /healthz and /readyz: how long each dependency may take to answer.
+HEALTH_CHECK_TIMEOUT = float(env_int("HEALTH_CHECK_TIMEOUT_MS", 2000, minimum=1)) / 1000
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -244,9 +313,6 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
     CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
-    SECURE_CONTENT_TYPE_NOSNIFF = True
-    SECURE_REFERRER_POLICY = "same-origin"
-    X_FRAME_OPTIONS = "DENY"
 
 LOGGING = {
     "version": 1,

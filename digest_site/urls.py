@@ -1,22 +1,21 @@
 from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-
-def healthz(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("ok", content_type="text/plain")
-
+from digest_site import health
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("healthz", healthz, name="healthz"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("api/v1/", include("dailies.api")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
 # "/" has no page of its own: LocaleMiddleware redirects it by the browser's language.
 urlpatterns += i18n_patterns(
+    # Before dailies: its /<lang>/<track>/ would otherwise take /<lang>/subscribe/.
+    path("", include("subscriptions.urls")),
     path("", include("deepdives.urls")),
     path("", include("dailies.urls")),
     prefix_default_language=True,

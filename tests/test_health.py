@@ -1,0 +1,181 @@
+"""/healthz and /readyz: 200 ``ok`` when every dependency answers, 503 naming the one that
+does not; and a PostgreSQL that drops its connections costs a reconnect, not a 500."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.management import call_command
+from django.db import connection
+
+from digest_site import health
+
+ROOT = Path(__file__).resolve().parent.parent
+CLOSED_PORT = 1  # nothing listens on 127.0.0.1:1
+
+
+@pytest.fixture
+def unmemoised(monkeypatch):
+    """Forget that this process already saw every migration applied."""
+    monkeypatch.setattr(health, "_migrations_applied", False)
+
+
+@pytest.fixture
+def silent_server():
+    """A TCP server on 127.0.0.1 that accepts connections and never answers."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz"])
+def test_it_answers_ok_when_everything_is_up(db, anonymous, unmemoised, path):
+    response = anonymous.get(path, headers={"accept-language": "zh-CN"})
+    assert response.status_code == 200
+    assert response.content == b"ok"
+    assert response["Content-Type"] == "text/plain"
+    assert "no-store" in response["Cache-Control"]
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz"])
+def test_it_is_not_redirected_to_https_or_a_language(db, anonymous, settings, path):
+    settings.SECURE_SSL_REDIRECT = True
+    assert anonymous.get(path, headers={"accept-language": "zh"}).status_code == 200
+    assert anonymous.get("/en/").status_code == 301  # the pages still go to https
+
+
+def test_it_names_redis_when_redis_is_unreachable(db, anonymous, settings):
+    settings.REDIS_URL = f"redis://127.0.0.1:{CLOSED_PORT}/0"
+    response = anonymous.get("/healthz")
+    assert response.status_code == 503
+    assert response.content.decode().splitlines() == [
+        "database: ok",
+        "redis: down (ConnectionError)",
+    ]
+    ready = anonymous.get("/readyz")
+    assert ready.status_code == 503
+    assert "redis: down (ConnectionError)" in ready.content.decode()
+
+
+def test_it_gives_up_on_a_silent_redis_at_its_timeout(db, anonymous, settings, silent_server):
+    settings.REDIS_URL = f"redis://127.0.0.1:{silent_server}/0"
+    settings.HEALTH_CHECK_TIMEOUT = 0.4
+    started = time.monotonic()
+    response = anonymous.get("/healthz")
+    elapsed = time.monotonic() - started
+    assert response.status_code == 503
+    assert "redis: down (TimeoutError)" in response.content.decode()
+    assert 0.4 <= elapsed < 1.5
+
+
+def _health_with_database_at(database_url: str) -> subprocess.CompletedProcess:
+    """Ask /healthz and /readyz of a fresh process whose database is ``database_url``."""
+    code = (
+        "from django.test import Client\n"
+        "c = Client()\n"
+        "for path in ('/healthz', '/readyz'):\n"
+        "    r = c.get(path)\n"
+        "    print(path, r.status_code, r.content.decode().strip().replace('\\n', ' | '))\n"
+    )
+    environ = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    environ.update(DATABASE_URL=database_url, VAR_DIR=str(ROOT / "var" / "health-test"))
+    return subprocess.run(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", code],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_it_names_the_database_when_it_is_stopped():
+    started = time.monotonic()
+    result = _health_with_database_at(f"postgres://postgres@127.0.0.1:{CLOSED_PORT}/postgres")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "/healthz 503 database: down (OperationalError)",
+        "/readyz 503 database: down (OperationalError) | migrations: skipped | cache: skipped",
+    ]
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_is_not_ready_until_every_migration_is_applied(anonymous, unmemoised):
+    call_command("migrate", "axes", "0009", verbosity=0)
+    try:
+        response = anonymous.get("/readyz")
+        assert response.status_code == 503
+        assert "migrations: down (1 unapplied)" in response.content.decode()
+        assert anonymous.get("/healthz").status_code == 200  # alive, just not ready
+    finally:
+        call_command("migrate", "axes", verbosity=0)
+    assert anonymous.get("/readyz").status_code == 200
+
+
+def _wsgi_get(path: str) -> int:
+    """One request through Django's WSGI handler, as gunicorn makes it: request_started and
+    request_finished fire, so persistent connections are aged and health-checked."""
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "SERVER_NAME": "testserver",
+        "SERVER_PORT": "80",
+        "HTTP_HOST": "testserver",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(),
+        "wsgi.errors": sys.stderr,
+    }
+    statuses = []
+    response = WSGIHandler()(environ, lambda status, headers: statuses.append(status))
+    b"".join(response)
+    response.close()
+    return int(statuses[0].split()[0])
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_it_reconnects_after_postgres_drops_its_connections(demo, is_postgres):
+    if not is_postgres:
+        pytest.skip("PostgreSQL only: SQLite has no server to drop connections")
+    assert connection.settings_dict["CONN_HEALTH_CHECKS"] is True
+    assert connection.settings_dict["CONN_MAX_AGE"] > 0  # connections persist across requests
+    assert _wsgi_get("/en/infra/2026-10-28/") == 200
+    pid = connection.connection.info.backend_pid
+
+    # A restart or failover, seen from the server side: our connection is terminated.
+    params = connection.get_connection_params()
+    with psycopg.connect(**{k: v for k, v in params.items() if k != "cursor_factory"}) as admin:
+        killed = admin.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone()[0]
+    assert killed
+
+    assert _wsgi_get("/en/infra/2026-10-28/") == 200  # not a 500
+    assert connection.connection.info.backend_pid != pid
+    assert _wsgi_get("/healthz") == 200
