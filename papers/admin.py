@@ -1,27 +1,43 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from papers.drafting.service import (
+    summary_confirm,
+    summary_edit,
+    summary_restore_version,
+    summary_write,
+)
 from papers.languages import Language
 from papers.models import (
+    DraftRun,
+    GlossaryTerm,
     IngestRun,
+    LLMRequest,
     Organization,
     OrganizationAlias,
     Paper,
     Score,
     Source,
     Summary,
+    SummaryFlag,
+    SummaryVersion,
     Topic,
     Track,
     TrackProfileItem,
     Venue,
     VenueAlias,
 )
-from papers.services import missing_languages, paper_record_edits, summary_set
+from papers.services import missing_languages, paper_record_edits
 
 # Links typed without a scheme are https (Django 6's default, chosen now).
 URL_OVERRIDES = {models.URLField: {"assume_scheme": "https"}}
@@ -32,8 +48,15 @@ def _formfield(field: models.Field, **kwargs):
     return field.formfield(**kwargs)
 
 
+class GlossaryTermInline(admin.TabularInline):
+    model = GlossaryTerm
+    extra = 1
+    fields = ["en", "zh", "zh_alternatives", "avoid"]
+
+
 @admin.register(Track)
 class TrackAdmin(admin.ModelAdmin):
+    inlines = [GlossaryTermInline]
     list_display = ["slug", "name_en", "name_zh", "daily_size", "min_score", "is_active"]
     list_filter = ["is_active"]
     search_fields = ["slug", "name_en", "name_zh", "description_en", "description_zh"]
@@ -131,7 +154,7 @@ def _text(label: str, rows: int, max_length: int | None = None) -> forms.CharFie
 
 
 class PaperAdminForm(forms.ModelForm):
-    """A paper with both languages' summaries side by side; saved through ``summary_set``."""
+    """A paper with both languages' summaries side by side; saved through ``summary_write``."""
 
     headline_en = _headline(_("Headline (English)"))
     headline_zh = _headline(_("Headline (Chinese)"))
@@ -185,19 +208,26 @@ class PaperAdminForm(forms.ModelForm):
                 self.add_error(f"takeaway_{code}", _("A summary needs its takeaway sentence."))
             if takeaway and not body:
                 self.add_error(f"summary_{code}", _("A takeaway needs a summary."))
+            if body and takeaway and takeaway not in body:
+                self.add_error(f"takeaway_{code}", _("The takeaway must occur inside the summary."))
         return cleaned
 
-    def save_summaries(self, paper: Paper) -> None:
+    def save_summaries(self, paper: Paper, user) -> None:
+        """Only a language whose fields the editor changed becomes the editor's text; saving
+        the paper leaves machine drafts in the other language as they are."""
         for code in Language.values:
+            names = [f"{n}_{code}" for n in ("headline", "summary", "takeaway", "highlights")]
+            if not set(names) & set(self.changed_data):
+                continue
             data = self.cleaned_data
-            summary_set(
+            summary_write(
                 paper=paper,
                 language=code,
+                user=user,
                 headline=data.get(f"headline_{code}", ""),
                 body=data.get(f"summary_{code}", ""),
                 takeaway=data.get(f"takeaway_{code}", ""),
                 highlights=_lines(data.get(f"highlights_{code}", "")),
-                provenance=Summary.Provenance.EDITOR,
             )
 
 
@@ -284,15 +314,272 @@ class PaperAdmin(admin.ModelAdmin):
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)
-        form.save_summaries(form.instance)
+        form.save_summaries(form.instance, request.user)
+
+
+class HasOpenFlagsFilter(admin.SimpleListFilter):
+    title = _("grounding flags")
+    parameter_name = "flags"
+
+    def lookups(self, request, model_admin):
+        return [("open", _("Has open flags")), ("none", _("No open flags"))]
+
+    def queryset(self, request, queryset):
+        open_flags = SummaryFlag.objects.filter(
+            summary=OuterRef("pk"), resolution=SummaryFlag.Resolution.OPEN
+        )
+        if self.value() == "open":
+            return queryset.filter(Exists(open_flags))
+        if self.value() == "none":
+            return queryset.exclude(Exists(open_flags))
+        return queryset
+
+
+class _SummaryPartInline(admin.TabularInline):
+    """A read-only list of what belongs to a summary: who may see the summary sees it."""
+
+    extra = 0
+    can_delete = False
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        opts = Summary._meta
+        return request.user.has_perm(f"papers.view_{opts.model_name}") or request.user.has_perm(
+            f"papers.change_{opts.model_name}"
+        )
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class SummaryFlagInline(_SummaryPartInline):
+    """What the grounding checks found; resolved by editing the text or confirming it."""
+
+    model = SummaryFlag
+    fields = ["kind", "field", "item", "text", "detail", "resolution", "resolved_by"]
+    readonly_fields = fields
+    ordering = ["resolution", "field", "item", "start"]
+
+
+class SummaryVersionInline(_SummaryPartInline):
+    model = SummaryVersion
+    fields = ["created_at", "reason", "provenance", "drafter", "headline", "takeaway", "restore"]
+    readonly_fields = fields
+    ordering = ["-created_at", "-pk"]
+
+    @admin.display(description=_("restore"))
+    def restore(self, obj: SummaryVersion) -> str:
+        # A button of the change form posting to the restore view (no nested form).
+        url = reverse("admin:papers_summary_restore", args=[obj.summary_id, obj.pk])
+        label = _("Apply") if obj.reason == SummaryVersion.Reason.PROPOSED else _("Restore")
+        return format_html(
+            '<button type="submit" formaction="{}" formmethod="post" name="_restore">{}</button>',
+            url,
+            label,
+        )
+
+
+class SummaryAdminForm(forms.ModelForm):
+    highlights_text = _text(_("Headline numbers, one per line"), rows=3)
+    confirm = forms.BooleanField(
+        label=_("Confirm as it stands"),
+        required=False,
+        help_text=_("Resolve every open flag as checked and mark the text reviewed."),
+    )
+
+    class Meta:
+        model = Summary
+        fields = ["paper", "language", "headline", "body", "takeaway"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.initial["highlights_text"] = "\n".join(self.instance.highlights or [])
+
+    def clean(self):
+        cleaned = super().clean()
+        body, takeaway = cleaned.get("body") or "", cleaned.get("takeaway") or ""
+        if body and takeaway and takeaway.strip() not in body:
+            self.add_error("takeaway", _("The takeaway must occur inside the summary."))
+        return cleaned
 
 
 @admin.register(Summary)
 class SummaryAdmin(admin.ModelAdmin):
-    list_display = ["paper", "language", "headline", "provenance", "updated_at"]
-    list_filter = ["language", "provenance"]
+    """One language of a paper's text: editing it makes it the editor's; the flags and the
+    previous versions are listed under it."""
+
+    form = SummaryAdminForm
+    list_display = ["paper", "language", "headline", "provenance", "open_flags", "updated_at"]
+    list_filter = [HasOpenFlagsFilter, "provenance", "language"]
     search_fields = ["paper__title", "paper__short_name", "body", "takeaway", "headline"]
     autocomplete_fields = ["paper"]
+    list_select_related = ["paper"]
+    actions = ["confirm_selected"]
+    inlines = [SummaryFlagInline, SummaryVersionInline]
+    readonly_fields = [
+        "open_flag_list",
+        "provenance",
+        "drafter",
+        "drafter_version",
+        "model_name",
+        "prompt_version",
+        "source_digest",
+        "drafted_at",
+        "reviewed_by",
+        "reviewed_at",
+        "edited_by",
+        "edited_at",
+    ]
+    fieldsets = [
+        (None, {"fields": [("paper", "language"), "headline", "body", "takeaway"]}),
+        (None, {"fields": ["highlights_text", "open_flag_list", "confirm"]}),
+        (
+            _("Provenance"),
+            {
+                "fields": [
+                    "provenance",
+                    ("drafter", "drafter_version"),
+                    ("model_name", "prompt_version"),
+                    ("source_digest", "drafted_at"),
+                    ("reviewed_by", "reviewed_at"),
+                    ("edited_by", "edited_at"),
+                ]
+            },
+        ),
+    ]
+
+    def get_queryset(self, request):
+        open_flags = Count("flags", filter=Q(flags__resolution=SummaryFlag.Resolution.OPEN))
+        return super().get_queryset(request).annotate(n_open_flags=open_flags)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "paper", "language"] if obj else fields
+
+    @admin.display(description=_("open flags"), ordering="n_open_flags")
+    def open_flags(self, obj: Summary) -> int:
+        return getattr(obj, "n_open_flags", 0)
+
+    @admin.display(description=_("open flags"))
+    def open_flag_list(self, obj: Summary) -> str:
+        flags = [f for f in obj.flags.all() if f.is_open] if obj.pk else []
+        if not flags:
+            return "—"
+        return format_html_join(
+            "",
+            "<div><strong>{}</strong> · {}: “{}” — {}</div>",
+            ((f.get_kind_display(), f.get_field_display(), f.text, f.detail) for f in flags),
+        )
+
+    def save_model(self, request, obj, form, change) -> None:
+        data = form.cleaned_data
+        texts = {
+            "headline": data.get("headline", ""),
+            "body": data.get("body", ""),
+            "takeaway": data.get("takeaway", ""),
+            "highlights": _lines(data.get("highlights_text", "")),
+        }
+        if change:
+            # The form has set the new text on obj; summary_edit compares with the stored one.
+            summary_edit(summary=obj, user=request.user, **texts)
+        else:
+            summary = summary_write(
+                paper=obj.paper, language=obj.language, user=request.user, **texts
+            )
+            obj.pk = summary.pk if summary else None
+            obj._state.adding = False
+        if data.get("confirm") and obj.pk:
+            summary_confirm(summary=obj, user=request.user)
+
+    def save_related(self, request, form, formsets, change) -> None:
+        # The inlines are read-only; nothing of the summary's relations is saved here.
+        return
+
+    @admin.action(description=_("Confirm the selected summaries as they stand"))
+    def confirm_selected(self, request, queryset) -> None:
+        flags = sum(summary_confirm(summary=s, user=request.user) for s in queryset)
+        self.message_user(
+            request,
+            _("Confirmed %(n)d summaries (%(f)d flags).") % {"n": queryset.count(), "f": flags},
+        )
+
+    def get_urls(self):
+        restore = path(
+            "<int:summary_id>/restore/<int:version_id>/",
+            self.admin_site.admin_view(self.restore_view),
+            name="papers_summary_restore",
+        )
+        return [restore, *super().get_urls()]
+
+    def restore_view(self, request, summary_id: int, version_id: int):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        summary = get_object_or_404(Summary, pk=summary_id)
+        if not self.has_change_permission(request, summary):
+            raise PermissionDenied
+        version = get_object_or_404(SummaryVersion, pk=version_id, summary=summary)
+        summary_restore_version(version=version, user=request.user)
+        self.message_user(request, _("The version is the live text now."), messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:papers_summary_change", args=[summary.pk]))
+
+
+@admin.register(GlossaryTerm)
+class GlossaryTermAdmin(admin.ModelAdmin):
+    list_display = ["en", "zh", "track"]
+    list_filter = ["track"]
+    search_fields = ["en", "zh"]
+    list_select_related = ["track"]
+
+
+@admin.register(DraftRun)
+class DraftRunAdmin(admin.ModelAdmin):
+    """Read-only record of every drafting: what was written, what stays missing and why."""
+
+    list_display = [
+        "__str__",
+        "drafter",
+        "model_name",
+        "started_at",
+        "languages",
+        "missing",
+        "prompt_tokens",
+        "completion_tokens",
+    ]
+    list_filter = ["drafter", "model_name"]
+    search_fields = ["label", "paper__title", "paper__canonical_id"]
+    date_hierarchy = "started_at"
+    list_select_related = ["paper"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(LLMRequest)
+class LLMRequestAdmin(admin.ModelAdmin):
+    list_display = [
+        "created_at",
+        "purpose",
+        "model_name",
+        "paper",
+        "prompt_tokens",
+        "completion_tokens",
+        "ok",
+    ]
+    list_filter = ["purpose", "ok", "model_name"]
+    search_fields = ["paper__title", "error"]
+    date_hierarchy = "created_at"
+    list_select_related = ["paper"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(Score)

@@ -18,6 +18,7 @@ from django.db import transaction
 from dailies.models import Daily, DailyEntry
 from dailies.search.index import search_index_refresh_on_commit
 from dailies.services import daily_publish
+from papers.drafting.service import glossary_seed
 from papers.identity import canonical_id
 from papers.models import Organization, Paper, Score, Source, Summary, Topic, Track, Venue
 from papers.services import summary_set
@@ -145,6 +146,7 @@ def _record_imported_score(paper: Paper, track: Track, total: Decimal, date: dt.
 def demo_load() -> dict[str, int]:
     """Load or refresh the demo track, papers and dailies. Returns counts."""
     track = _load_vocabulary(_toml(DEMO_DIR / "track.toml"))
+    glossary_seed(track=track)
     papers = {}
     for path in sorted((DEMO_DIR / "papers").glob("*.toml")):
         data = _toml(path)

@@ -1,0 +1,290 @@
+"""The offline extractive drafter: English only, copied from the abstract, within bounds,
+deterministic, and unbothered by junk abstracts."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from papers.drafting import offline
+from papers.drafting.base import IntroEntry, IntroInput, PaperInput
+from papers.drafting.offline import OfflineDrafter, clean_text, split_sentences
+
+DEMO_PAPERS = sorted(
+    (Path(__file__).resolve().parent.parent / "dailies/demo/papers").glob("*.toml")
+)
+DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
+
+
+def _demo(path: Path) -> PaperInput:
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    return PaperInput(canonical_id=data["slug"], title=data["title"], abstract=data["abstract"])
+
+
+def _outputs(draft) -> list[str]:
+    en = draft.languages["en"]
+    return [en.headline, en.summary, en.takeaway, *en.numbers]
+
+
+def _assert_copied_numbers(paper: PaperInput, draft) -> None:
+    source_numbers = set(DIGITS.findall(paper.source_text))
+    for text in _outputs(draft):
+        for number in DIGITS.findall(text):
+            assert number in source_numbers, (number, text)
+
+
+def _assert_sound(paper: PaperInput, draft) -> None:
+    en = draft.languages["en"]
+    assert en.takeaway and en.takeaway in en.summary
+    assert 0 < len(en.headline) <= offline.HEADLINE_TARGET_CHARS
+    assert len(en.takeaway) <= offline.TAKEAWAY_MAX_CHARS
+    assert len(en.summary.split()) <= offline.SUMMARY_MAX_WORDS
+    assert all(len(n) <= offline.NUMBER_MAX_CHARS for n in en.numbers)
+    assert len(en.numbers) <= offline.NUMBERS_MAX
+    assert not any(CJK.search(text) for text in _outputs(draft))
+    _assert_copied_numbers(paper, draft)
+
+
+@pytest.mark.parametrize("path", DEMO_PAPERS, ids=lambda p: p.stem)
+def test_it_drafts_each_demo_abstract_in_english_within_bounds(path):
+    paper = _demo(path)
+    draft = OfflineDrafter().draft_paper(paper)
+
+    assert set(draft.languages) == {"en"}
+    _assert_sound(paper, draft)
+    words = len(draft.languages["en"].summary.split())
+    assert offline.SUMMARY_MIN_WORDS <= words <= offline.SUMMARY_MAX_WORDS
+    assert draft.drafter == "offline-extractive" and draft.drafter_version == offline.VERSION
+
+
+def test_it_covers_all_sixteen_demo_items():
+    assert len(DEMO_PAPERS) == 16
+
+
+def test_it_says_it_writes_no_chinese():
+    draft = OfflineDrafter().draft_paper(_demo(DEMO_PAPERS[0]))
+    assert draft.missing == {"zh": "the offline drafter writes English only"}
+    assert "zh" not in draft.languages
+
+
+def test_it_is_deterministic():
+    for path in DEMO_PAPERS:
+        paper = _demo(path)
+        assert OfflineDrafter().draft_paper(paper) == OfflineDrafter().draft_paper(paper)
+
+
+def test_it_gives_the_headline_numbers_with_their_conditions():
+    paper = next(_demo(p) for p in DEMO_PAPERS if p.stem == "hilo")
+    numbers = OfflineDrafter().draft_paper(paper).languages["en"].numbers
+    assert "In production it handled nine real traffic surges, up to 2.38× baseline peak" in numbers
+    assert any("0.425 points against a 0.5-point limit" in n for n in numbers)
+
+
+def test_it_takes_the_idea_sentence_as_the_takeaway():
+    paper = next(_demo(p) for p in DEMO_PAPERS if p.stem == "wakman")
+    en = OfflineDrafter().draft_paper(paper).languages["en"]
+    assert en.takeaway == "WAKMan is a workload-aware manager for vLLM's prefix KV cache."
+
+
+@pytest.mark.parametrize(
+    ("title", "abstract", "expected"),
+    [
+        ("HiLO: Towards Product-Level Graceful Degradation", "It degrades.", "HiLO"),
+        ("Minerva", "Minerva is NVIDIA's system for gray failures.", "Minerva"),
+        (
+            "Let the Gate Decide: Per-Lookup Precision",
+            "GateRQ quantizes tables. The gate matters. GateRQ stores rows as codes.",
+            "GateRQ",
+        ),
+        ("Failure-Resilient Retrieval", "TrustANN makes retrieval verifiable.", "TrustANN"),
+        ("Where Rounding Happens Matters: Alignment", "Reinforcement learning collapses.", None),
+        ("Serving Models", "The LLM serving stack is slow. LLM requests queue.", None),
+    ],
+)
+def test_it_finds_the_short_name_when_there_is_one(title, abstract, expected):
+    paper = PaperInput(canonical_id="x", title=title, abstract=abstract)
+    assert offline.find_short_name(paper) == expected
+
+
+def test_it_compresses_the_idea_when_the_title_is_only_a_name():
+    paper = next(_demo(p) for p in DEMO_PAPERS if p.stem == "cosmos-llm-gateway")
+    headline = OfflineDrafter().draft_paper(paper).languages["en"].headline
+    assert headline == "Cosmos: PayPal's LLM gateway"
+
+
+LONG_SENTENCE = " ".join(f"word{i}" for i in range(200)) + "."
+JUNK = {
+    "empty": "",
+    "whitespace": "   \n\t  ",
+    "one_sentence": "We propose FastKV, which speeds decoding by 2.5x on an H100 GPU.",
+    "no_punctuation": "a system for caching keys and values across many layers of a model "
+    "that runs on many gpus with 40 percent less memory and no loss " * 4,
+    "very_long_sentence": LONG_SENTENCE,
+    "latex": "We present $\\mathrm{FlashX}$, which is $2.5\\times$ faster and saves "
+    "$30\\%$ of memory at $N=8192$ tokens. However, prior kernels stall on long inputs. "
+    "The design keeps tiles in $\\textbf{SRAM}$ and fuses the softmax.",
+    "line_breaks": "Serving\nlong contexts\n\nis costly.  However, caches\ngrow with "
+    "length.\nWe introduce\nTinyKV, cutting memory by 4.1x\nat 32K context.",
+    "abbreviations": "Prior systems (e.g. vLLM, SGLang, etc.) cache prefixes. We propose "
+    "PrefixHub, which shares them across 12 nodes vs. one node in prior work, "
+    "raising hit ratio by 18.5% et al. reported before.",
+    "numbers_only": "1 2 3 4 5 6 7 8 9 10 11 12.",
+    "chinese": "我们提出一种新的缓存系统，在八个节点上将吞吐提高了百分之三十，同时保持准确率不变。",
+}
+
+
+@pytest.mark.parametrize("name", sorted(JUNK))
+def test_it_survives_a_junk_abstract(name):
+    paper = PaperInput(canonical_id=name, title="A Title About Caching Things", abstract=JUNK[name])
+    draft = OfflineDrafter().draft_paper(paper)
+
+    assert draft.missing["zh"] == offline.ENGLISH_ONLY
+    if "en" in draft.missing:
+        assert draft.missing["en"] and "en" not in draft.languages
+    else:
+        en = draft.languages["en"]
+        assert en.takeaway in en.summary
+        assert len(en.headline) <= offline.HEADLINE_TARGET_CHARS
+        assert len(en.takeaway) <= offline.TAKEAWAY_MAX_CHARS
+        assert len(en.summary.split()) <= offline.SUMMARY_MAX_WORDS
+        _assert_copied_numbers(paper, draft)
+
+
+def test_it_stays_missing_with_the_reason_for_an_empty_abstract():
+    draft = OfflineDrafter().draft_paper(PaperInput(canonical_id="x", title="T", abstract=""))
+    assert draft.missing["en"] == "the paper has no abstract to draft from"
+
+
+def test_it_drafts_from_an_abstract_at_the_minimum_length_and_not_below():
+    words = [f"w{i}" for i in range(offline.ABSTRACT_MIN_WORDS)]
+    at = PaperInput(canonical_id="a", title="Title words here", abstract=" ".join(words) + ".")
+    below = PaperInput(canonical_id="b", title="Title", abstract=" ".join(words[:-1]) + ".")
+    assert "en" in OfflineDrafter().draft_paper(at).languages
+    assert "too short" in OfflineDrafter().draft_paper(below).missing["en"]
+
+
+def test_it_notes_a_summary_shorter_than_the_bound():
+    draft = OfflineDrafter().draft_paper(
+        PaperInput(canonical_id="x", title="T", abstract=JUNK["one_sentence"])
+    )
+    assert draft.languages["en"].summary == JUNK["one_sentence"]
+    assert any("under 80" in note for note in draft.notes)
+
+
+def test_it_reads_latex_as_plain_text_keeping_the_digits():
+    text = clean_text(JUNK["latex"])
+    assert "$" not in text and "\\" not in text
+    assert "2.5× faster" in text and "30%" in text and "FlashX" in text
+
+
+def test_it_cuts_a_run_on_sentence_at_the_word_bound():
+    at = " ".join(f"w{i}" for i in range(offline.SENTENCE_MAX_WORDS)) + "."
+    over = " ".join(f"w{i}" for i in range(offline.SENTENCE_MAX_WORDS + 1)) + "."
+    assert split_sentences(at) == [at]
+    (cut,) = split_sentences(over)
+    assert cut.endswith("…") and len(cut.split()) == offline.SENTENCE_MAX_WORDS
+
+
+def test_it_keeps_sentences_whole_across_abbreviations_and_decimals():
+    sentences = split_sentences(clean_text(JUNK["abbreviations"]))
+    assert len(sentences) == 2
+    assert sentences[1].startswith("We propose PrefixHub") and "18.5%" in sentences[1]
+
+
+def _evidence_abstract(sentence_words: list[int]) -> str:
+    """Sentences of the given word counts, each stating a result (all are wanted)."""
+    sentences = []
+    for i, n in enumerate(sentence_words):
+        words = [f"x{i}w{j}" for j in range(n - 5)]
+        sentences.append(f"Sentence{i} is faster by {i + 1}.5% " + " ".join(words) + ".")
+    return " ".join(sentences)
+
+
+def test_it_keeps_the_summary_at_the_word_bound_and_not_over():
+    at = _evidence_abstract([26, 26, 26, 26, 26])  # 130 words: all of it fits
+    over = _evidence_abstract([26, 26, 26, 26, 27])  # 131 words: one sentence goes
+    draft_at = OfflineDrafter().draft_paper(PaperInput(canonical_id="a", title="T", abstract=at))
+    draft_over = OfflineDrafter().draft_paper(
+        PaperInput(canonical_id="b", title="T", abstract=over)
+    )
+    assert len(draft_at.languages["en"].summary.split()) == offline.SUMMARY_MAX_WORDS
+    words_over = len(draft_over.languages["en"].summary.split())
+    assert offline.SUMMARY_MIN_WORDS <= words_over < offline.SUMMARY_MAX_WORDS
+
+
+def test_it_keeps_a_number_sentence_at_the_length_bound_whole_and_splits_a_longer_one():
+    def sentence(length: int) -> str:
+        head = "Throughput rose by 2.5× at 8K context"
+        filler = ", with the same accuracy on every benchmark and model we measured"
+        text = (head + filler * 3)[: length - 1].rstrip(" ,")
+        text = text + "z" * (length - len(text))
+        return text + "."
+
+    at, over = sentence(offline.NUMBER_MAX_CHARS), sentence(offline.NUMBER_MAX_CHARS + 1)
+    assert len(at) == offline.NUMBER_MAX_CHARS + 1 and len(over) == offline.NUMBER_MAX_CHARS + 2
+    assert offline._number_clauses(at) == [at[:-1]]
+    split = offline._number_clauses(over)
+    assert split and split[0].startswith("Throughput rose by 2.5× at 8K context")
+    assert all(len(n) <= offline.NUMBER_MAX_CHARS for n in split)
+
+
+def test_it_trims_a_title_over_the_headline_target_at_a_word_boundary():
+    at = "A" * 10 + " " + " ".join(["Bbbbbbbbb"] * 8) + " " + "C" * 9  # 100 chars
+    assert len(at) == offline.HEADLINE_TARGET_CHARS
+    over = at + "D"
+    abstract = "Caching keys and values saves memory in long context serving systems."
+    for title, expected in ((at, at), (over, None)):
+        paper = PaperInput(canonical_id="t", title=title, abstract=abstract)
+        headline = OfflineDrafter().draft_paper(paper).languages["en"].headline
+        if expected:
+            assert headline == expected
+        else:
+            assert headline.endswith("…") and len(headline) <= offline.HEADLINE_TARGET_CHARS
+            assert headline[:-1] in over
+
+
+def _intro(n: int = 10, dives: int = 2) -> IntroInput:
+    entries = tuple(
+        IntroEntry(
+            title=f"Title {i}",
+            takeaway=f"Takeaway number {i}.",
+            short_name=f"Sys{i}",
+            is_lead=(i == 3),
+            has_deep_dive=(i in (3, 5)),
+        )
+        for i in range(n)
+    )
+    return IntroInput(
+        track_name_en="Infra",
+        track_name_zh="基础设施",
+        date="2026-10-28",
+        entries=entries,
+        deep_dives=dives,
+    )
+
+
+def test_it_drafts_an_english_intro_naming_the_lead_and_the_standouts():
+    draft = OfflineDrafter().draft_intro(_intro())
+    text = draft.texts["en"]
+    assert text.startswith("Today's Infra daily has 10 papers and 2 deep dives.")
+    assert "The lead story is Sys3: Takeaway number 3." in text
+    assert "Sys5: Takeaway number 5." in text  # a standout with a deep dive comes first
+    assert text.endswith("Start with Sys3 and its deep dive.")
+    assert 3 <= len(split_sentences(text)) <= 5
+    assert draft.missing == {"zh": offline.ENGLISH_ONLY}
+    assert not CJK.search(text)
+
+
+def test_it_counts_a_single_paper_without_deep_dives():
+    text = OfflineDrafter().draft_intro(_intro(n=1, dives=0)).texts["en"]
+    assert text.startswith("Today's Infra daily has 1 paper.")
+
+
+def test_it_leaves_the_intro_missing_for_a_daily_without_entries():
+    draft = OfflineDrafter().draft_intro(_intro(n=0))
+    assert draft.texts == {} and draft.missing["en"] == "the daily has no entries to introduce"
