@@ -2,11 +2,29 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.http import HttpResponseRedirect
 from django.utils.translation import gettext_lazy as _
 
+from audit.admin import audit_history_panel
 from dailies import services
-from dailies.assembly import daily_record_editor_changes
 from dailies.models import Daily, DailyEntry, EditorialAction
+
+
+class ServiceErrorsAsMessages:
+    """A refusal or a validation error from a service while saving comes back as a message
+    on the same page; the admin's transaction has already rolled everything back."""
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except (PermissionDenied, ValidationError) as exc:
+            messages_ = exc.messages if isinstance(exc, ValidationError) else [str(exc)]
+            if request.method != "POST" or not any(messages_):
+                raise  # the admin's own refusal: a plain 403
+            for message in messages_:
+                self.message_user(request, message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
 
 class DailyEntryInline(admin.TabularInline):
@@ -16,9 +34,45 @@ class DailyEntryInline(admin.TabularInline):
     autocomplete_fields = ["paper"]
     ordering = ["position"]
 
+    # ``obj`` is the daily: a published or scheduled one's entries are the editors'.
+    def _may_change(self, request, obj) -> bool:
+        return obj is None or services.daily_may_change(daily=obj, user=request.user)
+
+    def has_add_permission(self, request, obj) -> bool:
+        return super().has_add_permission(request, obj) and self._may_change(request, obj)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and self._may_change(request, obj)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and self._may_change(request, obj)
+
+
+def _entry_changes(formsets) -> services.EntryChanges:
+    """The inline's rows as one set of entry changes, for ``daily_update``."""
+    changes = services.EntryChanges()
+    fields = set(services.ENTRY_EDITABLE_FIELDS)
+    for formset in formsets:
+        if formset.model is not DailyEntry:
+            continue
+        deleted = set(formset.deleted_forms) if formset.can_delete else set()
+        for form in formset.initial_forms:
+            if form in deleted:
+                changes.removed.append(form.instance.pk)
+            elif form.has_changed():
+                names = [n for n in form.changed_data if n in fields]
+                changes.changed[form.instance.pk] = {n: form.cleaned_data[n] for n in names}
+        for form in formset.extra_forms:
+            if form.has_changed() and form not in deleted:
+                values = {n: v for n, v in form.cleaned_data.items() if n in fields}
+                changes.added.append(values)
+        # The services saved the rows; the admin's change message reads these.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+    return changes
+
 
 @admin.register(Daily)
-class DailyAdmin(admin.ModelAdmin):
+class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
     list_display = [
         "__str__",
         "track",
@@ -32,11 +86,12 @@ class DailyAdmin(admin.ModelAdmin):
     search_fields = ["intro_en", "intro_zh", "entries__paper__title", "entries__paper__short_name"]
     date_hierarchy = "date"
     inlines = [DailyEntryInline]
-    readonly_fields = ["status", "published_at", "candidates_scored", "stats_line"]
+    readonly_fields = ["status", "published_at", "candidates_scored", "stats_line", "history"]
     fieldsets = [
         (None, {"fields": [("track", "date"), ("status", "publish_at", "published_at")]}),
         (_("Intro, side by side"), {"fields": [("intro_en", "intro_zh")]}),
         (_("Stats (derived)"), {"fields": ["candidates_scored", "stats_line"]}),
+        (_("Audit history"), {"fields": ["history"]}),
     ]
     actions = ["publish_now", "schedule", "unpublish"]
     list_select_related = ["track"]
@@ -87,25 +142,65 @@ class DailyAdmin(admin.ModelAdmin):
     def unpublish(self, request, queryset) -> None:
         self._apply(request, queryset, services.daily_unpublish, _("Unpublished %(n)d daily(ies)."))
 
+    @admin.display(description=_("history"))
+    def history(self, obj: Daily) -> str:
+        return audit_history_panel(obj)
+
     def has_publish_permission(self, request) -> bool:
         return request.user.has_perm(services.PUBLISH_PERMISSION)
 
-    def save_model(self, request, obj, form, change) -> None:
-        # Remember the selection as it was, to record what the editor changed in it.
-        request._entries_before = (
-            {e.paper_id: (e.score, e.is_lead) for e in obj.entries.all()} if change else {}
+    # Published and scheduled dailies are read-only to those who may not publish.
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and (
+            obj is None or services.daily_may_change(daily=obj, user=request.user)
         )
-        super().save_model(request, obj, form, change)
-        if change and form.changed_data and not obj.edited_by_editor:
-            obj.edited_by_editor = True
-            obj.save(update_fields=["edited_by_editor"])
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and (
+            obj is None or services.daily_may_change(daily=obj, user=request.user)
+        )
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        fields = list(super().get_readonly_fields(request, obj))
+        if not self.has_publish_permission(request):
+            fields.append("publish_at")
+        return fields
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not self.has_publish_permission(request):
+            # Bulk deletion would reach published dailies; contributors delete drafts one by one.
+            actions.pop("delete_selected", None)
+        return actions
+
+    def save_model(self, request, obj, form, change) -> None:
+        """Nothing yet: ``save_related`` saves the daily and its entries in one service call,
+        which checks who may do it."""
 
     def save_related(self, request, form, formsets, change) -> None:
-        super().save_related(request, form, formsets, change)
+        form.save_m2m()
+        entries = _entry_changes(formsets)
         if change:
-            daily_record_editor_changes(
-                daily=form.instance, before=request._entries_before, user=request.user
+            changes = {name: form.cleaned_data[name] for name in form.changed_data}
+            services.daily_update(
+                daily=form.instance, user=request.user, changes=changes, entries=entries
             )
+        else:
+            services.daily_create(daily=form.instance, user=request.user, entries=entries.added)
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # A daily's editorial actions go with it; nobody deletes them one by one.
+        perms_needed.discard(EditorialAction._meta.verbose_name)
+        return deleted, counts, perms_needed, protected
+
+    def delete_model(self, request, obj) -> None:
+        services.daily_delete(daily=obj, user=request.user)
+
+    def delete_queryset(self, request, queryset) -> None:
+        with transaction.atomic():
+            for daily in queryset:
+                services.daily_delete(daily=daily, user=request.user)
 
 
 @admin.register(EditorialAction)

@@ -3,23 +3,58 @@ these; none of them holds business logic of its own."""
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from dailies.assembly import track_profile_from_daily
-from dailies.models import Daily, DailyStatus
+from audit.models import AuditRecord
+from audit.services import audit_diff, audit_record
+from dailies.assembly import daily_record_editor_changes, track_profile_from_daily
+from dailies.models import Daily, DailyEntry, DailyStatus
 from dailies.search.index import daily_paper_ids, search_index_refresh_on_commit
 
 PUBLISH_PERMISSION = "dailies.publish_daily"
+Action = AuditRecord.Action
+
+
+def user_may_publish(user) -> bool:
+    """Editors hold the publish permission; ``None`` is the system (scheduler, import)."""
+    return user is None or user.has_perm(PUBLISH_PERMISSION)
+
+
+def daily_is_public(daily: Daily) -> bool:
+    """Readers see it now (published) or will at a set time (scheduled)."""
+    return daily.status in (DailyStatus.PUBLISHED, DailyStatus.SCHEDULED)
+
+
+def daily_may_change(*, daily: Daily, user) -> bool:
+    """Contributors prepare drafts; only editors change what readers see or will see."""
+    return not daily_is_public(daily) or user_may_publish(user)
 
 
 def _check_can_publish(user) -> None:
-    if user is not None and not user.has_perm(PUBLISH_PERMISSION):
+    if not user_may_publish(user):
         raise PermissionDenied(_("You may edit dailies but not publish them."))
+
+
+def _check_may_change(daily: Daily, user) -> None:
+    if not daily_may_change(daily=daily, user=user):
+        raise PermissionDenied(
+            _("%(daily)s is %(status)s: only editors may change or delete it.")
+            % {"daily": daily, "status": daily.get_status_display().lower()}
+        )
+
+
+def _check_may_set_publish_time(user) -> None:
+    if not user_may_publish(user):
+        raise PermissionDenied(_("Only editors may set or move a daily's publish time."))
 
 
 def daily_validate_for_publishing(*, daily: Daily) -> None:
@@ -45,10 +80,12 @@ def daily_publish(*, daily: Daily, user=None, now: dt.datetime | None = None) ->
     if daily.status == DailyStatus.PUBLISHED:
         return daily
     daily_validate_for_publishing(daily=daily)
+    before = copy.copy(daily)
     daily.status = DailyStatus.PUBLISHED
     daily.published_at = now or timezone.now()
     daily.full_clean()
     daily.save(update_fields=["status", "published_at", "updated_at"])
+    _audit_status(daily, before, user, Action.PUBLISH)
     _after_publish(daily)
     search_index_refresh_on_commit(daily_paper_ids(daily.pk))
     return daily
@@ -61,10 +98,12 @@ def daily_schedule(*, daily: Daily, publish_at: dt.datetime, user=None) -> Daily
     if daily.status == DailyStatus.PUBLISHED:
         raise ValidationError(_("%(daily)s is already published.") % {"daily": daily})
     daily_validate_for_publishing(daily=daily)
+    before = copy.copy(daily)
     daily.status = DailyStatus.SCHEDULED
     daily.publish_at = publish_at
     daily.full_clean()
     daily.save(update_fields=["status", "publish_at", "updated_at"])
+    _audit_status(daily, before, user, Action.SCHEDULE)
     return daily
 
 
@@ -73,10 +112,14 @@ def daily_unpublish(*, daily: Daily, user=None) -> Daily:
     """Back to draft: off every public page at once."""
     _check_can_publish(user)
     daily = Daily.objects.select_for_update().get(pk=daily.pk)
+    if daily.status == DailyStatus.DRAFT and daily.publish_at is None:
+        return daily
+    before = copy.copy(daily)
     daily.status = DailyStatus.DRAFT
     daily.published_at = None
     daily.publish_at = None
     daily.save(update_fields=["status", "published_at", "publish_at", "updated_at"])
+    _audit_status(daily, before, user, Action.UNPUBLISH)
     search_index_refresh_on_commit(daily_paper_ids(daily.pk))
     return daily
 
@@ -103,11 +146,226 @@ def daily_publish_if_due(*, daily_id: int, now: dt.datetime | None = None) -> bo
             pk=daily_id, status=DailyStatus.SCHEDULED, publish_at__lte=now
         ).update(status=DailyStatus.PUBLISHED, published_at=now, updated_at=now)
         if claimed:
+            published = copy.copy(daily)
+            published.status, published.published_at = DailyStatus.PUBLISHED, now
+            _audit_status(
+                published, daily, None, Action.PUBLISH, note=_("Its scheduled time came.")
+            )
             _after_publish(daily)
             search_index_refresh_on_commit(daily_paper_ids(daily_id))
     return claimed == 1
 
 
 def _after_publish(daily: Daily) -> None:
-    """What publishing teaches the system: the selection joins the track's profile."""
+    """What publishing teaches the system: the selection joins the track's profile. Apps
+    above us (the email digest) act once the publication has committed; one that fails
+    (a broker down) is logged and does not undo the publication."""
+    from dailies.extensions import published_callbacks
+
     track_profile_from_daily(daily=daily)
+    for callback in published_callbacks():
+        transaction.on_commit(lambda cb=callback, pk=daily.pk: cb(pk), robust=True)
+
+
+_STATUS_FIELDS = ["status", "publish_at", "published_at"]
+
+
+def _audit_status(after: Daily, before: Daily, user, action: str, note: str = "") -> None:
+    changes = audit_diff(before=before, after=after, fields=_STATUS_FIELDS)
+    audit_record(user=user, action=action, obj=after, changes=changes, note=note)
+
+
+# Publishing, scheduling and unpublishing set these; an edit never does.
+_DAILY_NOT_EDITABLE = {"status", "published_at"}
+_ENTRY_NOT_EDITABLE = {"id", "daily"}
+ENTRY_EDITABLE_FIELDS = [
+    f.name
+    for f in DailyEntry._meta.concrete_fields
+    if f.editable and f.name not in _ENTRY_NOT_EDITABLE
+]
+_ENTRY_FIELDS = ["position", "is_lead", "score"]  # with the paper, what an audit keeps
+
+
+@dataclass(frozen=True)
+class EntryChanges:
+    """What one edit does to a daily's entries: new entries (field → value), changes to
+    existing ones (entry id → field → value) and the ids of entries to remove."""
+
+    added: list[dict[str, Any]] = field(default_factory=list)
+    changed: dict[int, dict[str, Any]] = field(default_factory=dict)
+    removed: list[int] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+def _check_fields(model, names, not_editable: set[str]) -> None:
+    editable = {f.name for f in model._meta.concrete_fields if f.editable} - not_editable
+    unknown = sorted(set(names) - editable)
+    if unknown:
+        raise ValidationError(
+            _("These fields cannot be edited here: %(fields)s.") % {"fields": ", ".join(unknown)}
+        )
+
+
+def _entry_summary(entry: DailyEntry) -> dict[str, Any]:
+    return {
+        "paper": str(entry.paper),
+        "paper_id": entry.paper_id,
+        **{n: getattr(entry, n) for n in _ENTRY_FIELDS},
+    }
+
+
+@dataclass
+class _EntryPlan:
+    removed: list[DailyEntry]
+    changed: list[tuple[DailyEntry, dict[str, list]]]  # entry as it will be, its diff
+    added: list[dict[str, Any]]
+    max_position: int
+
+    def __bool__(self) -> bool:
+        return bool(self.removed or self.changed or self.added)
+
+
+def _entries_plan(*, daily: Daily, entries: EntryChanges) -> _EntryPlan:
+    """What ``entries`` really changes (no-op changes dropped); writes nothing."""
+    stored = {e.pk: e for e in daily.entries.select_related("paper")}
+    missing = sorted((set(entries.changed) | set(entries.removed)) - stored.keys())
+    if missing:
+        raise ValidationError(
+            _("Entries %(ids)s are not in %(daily)s.")
+            % {"ids": ", ".join(map(str, missing)), "daily": daily}
+        )
+    for values in [*entries.changed.values(), *entries.added]:
+        _check_fields(DailyEntry, values, _ENTRY_NOT_EDITABLE)
+    changed = []
+    for pk, values in entries.changed.items():
+        if pk in entries.removed:
+            continue
+        entry = copy.copy(stored[pk])
+        for name, value in values.items():
+            setattr(entry, name, value)
+        diff = audit_diff(before=stored[pk], after=entry, fields=list(values))
+        if diff:
+            changed.append((entry, diff))
+    return _EntryPlan(
+        removed=[stored[pk] for pk in dict.fromkeys(entries.removed)],
+        changed=changed,
+        added=list(entries.added),
+        max_position=max((e.position for e in stored.values()), default=0),
+    )
+
+
+def _entries_apply(*, daily: Daily, plan: _EntryPlan) -> dict[str, list]:
+    """Write ``plan`` and say what it did (for the audit record). Changed entries first move
+    out of the way (positions shifted, lead cleared), so a reorder or a new lead never trips
+    the unique constraints half-way."""
+    for entry, _diff in plan.changed:
+        entry.full_clean(validate_unique=False, validate_constraints=False)
+    DailyEntry.objects.filter(pk__in=[e.pk for e in plan.removed]).delete()
+    # Parking places above every position, old or new.
+    park = 1 + max([plan.max_position, *(e.position for e, _diff in plan.changed)])
+    for i, (entry, _diff) in enumerate(plan.changed):
+        DailyEntry.objects.filter(pk=entry.pk).update(position=park + i, is_lead=False)
+    for entry, _diff in plan.changed:
+        entry.full_clean()
+        entry.save()
+    added = []
+    for values in plan.added:
+        entry = DailyEntry(daily=daily, **values)
+        entry.full_clean()
+        entry.save()
+        added.append(entry)
+    summary: dict[str, list] = {}
+    if added:
+        summary["added"] = [_entry_summary(e) for e in added]
+    if plan.removed:
+        summary["removed"] = [_entry_summary(e) for e in plan.removed]
+    if plan.changed:
+        summary["changed"] = [{"paper": str(e.paper), "changes": d} for e, d in plan.changed]
+    return summary
+
+
+@transaction.atomic
+def daily_create(*, daily: Daily, user, entries: list[dict[str, Any]] = ()) -> Daily:
+    """Save a new draft daily (an unsaved instance) with its entries. Only editors may give
+    it a publish time; it becomes public only through publish or schedule."""
+    if daily.pk is not None:
+        raise ValidationError(_("%(daily)s already exists.") % {"daily": daily})
+    if daily.status != DailyStatus.DRAFT or daily.published_at is not None:
+        raise ValidationError(_("A new daily starts as a draft; publish or schedule it after."))
+    if daily.publish_at is not None:
+        _check_may_set_publish_time(user)
+    daily.full_clean()
+    daily.save()
+    if entries:
+        plan = _entries_plan(daily=daily, entries=EntryChanges(added=list(entries)))
+        _entries_apply(daily=daily, plan=plan)
+    return daily
+
+
+@transaction.atomic
+def daily_update(
+    *, daily: Daily, user, changes: Mapping[str, Any], entries: EntryChanges | None = None
+) -> Daily:
+    """Edit a daily's fields (name → new value) and entries; every path edits through here.
+
+    Contributors may edit drafts; editing a published or scheduled daily, and setting or
+    moving any publish time, takes the publish permission. A public daily must stay
+    publishable. Edits of public dailies are audited."""
+    entries = entries or EntryChanges()
+    _check_fields(Daily, changes, _DAILY_NOT_EDITABLE)
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    edited = copy.copy(stored)
+    for name, value in changes.items():
+        setattr(edited, name, value)
+    field_changes = audit_diff(before=stored, after=edited, fields=list(changes))
+    plan = _entries_plan(daily=stored, entries=entries)
+    if not field_changes and not plan:
+        return stored
+    _check_may_change(stored, user)
+    if "publish_at" in field_changes:
+        _check_may_set_publish_time(user)
+    entries_before = {e.paper_id: (e.score, e.is_lead) for e in stored.entries.all()}
+    if user is not None:
+        edited.edited_by_editor = True
+    edited.full_clean()
+    edited.save()
+    entry_changes = _entries_apply(daily=edited, plan=plan) if plan else {}
+    if daily_is_public(edited):
+        daily_validate_for_publishing(daily=edited)
+    if entry_changes and user is not None:
+        daily_record_editor_changes(daily=edited, before=entries_before, user=user)
+    if daily_is_public(edited) or "publish_at" in field_changes:
+        rescheduled = edited.status == DailyStatus.SCHEDULED and "publish_at" in field_changes
+        audit_record(
+            user=user,
+            action=Action.SCHEDULE if rescheduled else Action.EDIT,
+            obj=edited,
+            changes={**field_changes, **({"entries": entry_changes} if entry_changes else {})},
+        )
+    if edited.status == DailyStatus.PUBLISHED:
+        search_index_refresh_on_commit({*entries_before, *daily_paper_ids(edited.pk)})
+    return edited
+
+
+@transaction.atomic
+def daily_delete(*, daily: Daily, user) -> None:
+    """Delete a daily and its entries; a published or scheduled one only by an editor, with
+    an audit record of what it held."""
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    _check_may_change(stored, user)
+    if daily_is_public(stored):
+        entries = stored.entries.select_related("paper")
+        audit_record(
+            user=user,
+            action=Action.DELETE,
+            obj=stored,
+            changes={
+                "status": [stored.status, None],
+                "entries": {"removed": [_entry_summary(e) for e in entries]},
+            },
+        )
+    paper_ids = daily_paper_ids(stored.pk) if stored.status == DailyStatus.PUBLISHED else []
+    stored.delete()
+    search_index_refresh_on_commit(paper_ids)

@@ -99,6 +99,7 @@ class DeepDive(models.Model):
 
     class Meta:
         ordering = ["slug"]
+        permissions = [("publish_deepdive", _("Can publish deep dives and relink reference code"))]
         constraints = [
             models.UniqueConstraint(fields=["paper"], name="deepdives_deepdive_one_per_paper"),
             models.CheckConstraint(

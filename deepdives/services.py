@@ -1,4 +1,5 @@
-"""Writes for deep dives and reference code: syncing the registry and verifying programs."""
+"""Writes for deep dives and reference code: who may publish and edit them, syncing the
+registry and verifying programs."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
+from audit.models import AuditRecord
+from audit.services import audit_diff, audit_record
 from deepdives.charts import render_chart_svg
-from deepdives.models import ReferenceCode
+from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS, Program, get_program
 from papers.models import Paper
 
@@ -196,3 +201,131 @@ def reference_chart_svg(row: ReferenceCode) -> str | None:
     if program is None or program.chart is None or not row.last_measurements:
         return None
     return render_chart_svg(program.chart, row.last_measurements)
+
+
+# --- Who may change what readers see -------------------------------------------------------
+
+PUBLISH_DEEP_DIVE_PERMISSION = "deepdives.publish_deepdive"
+Action = AuditRecord.Action
+
+
+def user_may_publish_deep_dives(user) -> bool:
+    """Editors hold the permission; ``None`` is the system (an import, the demo)."""
+    return user is None or user.has_perm(PUBLISH_DEEP_DIVE_PERMISSION)
+
+
+def deep_dive_may_change(*, deep_dive: DeepDive, user) -> bool:
+    """Contributors prepare drafts; a published deep dive is the editors'."""
+    return deep_dive.status != DeepDive.Status.PUBLISHED or user_may_publish_deep_dives(user)
+
+
+def reference_code_is_public(code: ReferenceCode) -> bool:
+    """Runs a query."""
+    return ReferenceCode.objects.published().filter(pk=code.pk).exists()
+
+
+def reference_code_may_change(*, code: ReferenceCode, user) -> bool:
+    """Runs a query for users without the permission."""
+    return user_may_publish_deep_dives(user) or not reference_code_is_public(code)
+
+
+def _deny_published(obj) -> PermissionDenied:
+    return PermissionDenied(
+        _("%(obj)s is public: only editors may change or delete it.") % {"obj": obj}
+    )
+
+
+def _status_action(before: str | None, after: str) -> str | None:
+    published = DeepDive.Status.PUBLISHED
+    if after == published and before != published:
+        return Action.PUBLISH
+    if before == published and after != published:
+        return Action.UNPUBLISH
+    return Action.EDIT if after == published else None
+
+
+@transaction.atomic
+def deep_dive_save(*, deep_dive: DeepDive, user) -> DeepDive:
+    """Create or edit a deep dive from an instance holding the new values.
+
+    Contributors may write and edit drafts; publishing, unpublishing and changing a published
+    deep dive take the publish permission. Every change readers can see is audited."""
+    stored = None
+    if deep_dive.pk is not None:
+        stored = DeepDive.objects.select_for_update().filter(pk=deep_dive.pk).first()
+    if stored is None:
+        changes = {"status": [None, deep_dive.status]}
+    else:
+        changes = audit_diff(before=stored, after=deep_dive)
+        if not changes:
+            return deep_dive
+        if not deep_dive_may_change(deep_dive=stored, user=user):
+            raise _deny_published(stored)
+    status_before = stored.status if stored else DeepDive.Status.DRAFT
+    if deep_dive.status != status_before and not user_may_publish_deep_dives(user):
+        raise PermissionDenied(_("Only editors may publish or unpublish a deep dive."))
+    deep_dive.full_clean()
+    deep_dive.save()
+    action = _status_action(stored.status if stored else None, deep_dive.status)
+    if action is not None:
+        audit_record(user=user, action=action, obj=deep_dive, changes=changes)
+    return deep_dive
+
+
+def deep_dive_publish(*, deep_dive: DeepDive, user) -> DeepDive:
+    deep_dive.status = DeepDive.Status.PUBLISHED
+    return deep_dive_save(deep_dive=deep_dive, user=user)
+
+
+def deep_dive_unpublish(*, deep_dive: DeepDive, user) -> DeepDive:
+    deep_dive.status = DeepDive.Status.DRAFT
+    return deep_dive_save(deep_dive=deep_dive, user=user)
+
+
+@transaction.atomic
+def deep_dive_delete(*, deep_dive: DeepDive, user) -> None:
+    stored = DeepDive.objects.select_for_update().get(pk=deep_dive.pk)
+    if not deep_dive_may_change(deep_dive=stored, user=user):
+        raise _deny_published(stored)
+    if stored.status == DeepDive.Status.PUBLISHED:
+        audit_record(
+            user=user, action=Action.DELETE, obj=stored, changes={"status": [stored.status, None]}
+        )
+    stored.delete()
+
+
+@transaction.atomic
+def reference_code_save(*, code: ReferenceCode, user) -> ReferenceCode:
+    """Edit a reference program's row (links and descriptions) from an instance holding the
+    new values. Which paper it belongs to decides where readers see it: only editors move
+    it, and only they edit a program readers can see."""
+    stored = ReferenceCode.objects.select_for_update().get(pk=code.pk)
+    changes = audit_diff(before=stored, after=code)
+    if not changes:
+        return code
+    public = reference_code_is_public(stored)
+    if not user_may_publish_deep_dives(user):
+        if "paper" in changes:
+            raise PermissionDenied(
+                _("Only editors may change which paper a reference program belongs to.")
+            )
+        if public:
+            raise _deny_published(stored)
+    code.full_clean()
+    code.save()
+    if public or "paper" in changes:
+        audit_record(user=user, action=Action.EDIT, obj=code, changes=changes)
+    return code
+
+
+@transaction.atomic
+def reference_code_delete(*, code: ReferenceCode, user) -> None:
+    stored = ReferenceCode.objects.select_for_update().get(pk=code.pk)
+    public = reference_code_is_public(stored)
+    if public and not user_may_publish_deep_dives(user):
+        raise _deny_published(stored)
+    if public:
+        audit_record(
+            user=user, action=Action.DELETE, obj=stored, changes={"paper": [stored.paper_id, None]}
+        )
+    stored.delete()

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "audit",
     "csp",
     "axes",
     "papers",

@@ -60,8 +60,10 @@ EDIT_CODENAMES = [
 
 @pytest.fixture
 def editor(django_user_model):
-    """Staff who edit and publish dailies."""
-    return _staff(django_user_model, "editor", [*EDIT_CODENAMES, "publish_daily"])
+    """Staff who edit and publish dailies and deep dives."""
+    return _staff(
+        django_user_model, "editor", [*EDIT_CODENAMES, "publish_daily", "publish_deepdive"]
+    )
 
 
 @pytest.fixture
