@@ -1,0 +1,1149 @@
+"""Grounding checks: a machine draft, in English or Chinese, may state no number,
+organisation, venue or glossary rendering that its source does not support.
+
+Pure Python, no database: the drafting service calls ``check_draft`` for every text it stores
+and keeps what it returns as flags for an editor to fix or confirm.
+
+How numbers are compared (the rules the tests pin):
+
+- Every number in the draft must occur in the source (title, abstract, comments) *up to
+  formatting*: 12,000 = 12 000 = 12K = 1.2 万; 2.38× = 2.38x = 2.38 × = 2.38-fold = 2.38 倍;
+  两倍 = twice = 2×; 73.04% = 73.04 % = 73.04 percent; 4 ms = 4ms = 4 毫秒; ９ = 9 = nine.
+- Equal value, and the draft no more precise than the source. "3" is grounded by "3.0"; "3.0"
+  is not grounded by "3" (it claims a precision the source lacks); "2.4" is not grounded by
+  "2.38" (rounding makes a different number). Trailing zeros of an integer are not taken as
+  precision, so "12,000" and "12K" are the same number.
+- Units must not conflict. A multiplier (×) or a percentage or percentage points in the draft
+  needs the same kind in the source ("5%" is not "5 percentage points"; "2×" is not "2 GPUs").
+  Other units (ms, GB, tokens, bits, …) need the same unit or none on either side: the draft's
+  "8K context" is grounded by the source's "8K tokens".
+- Signs are directions that words also state ("cut by 24.8%" = "−24.8%"): values compare by
+  magnitude. Ranges (10–20%, 3 到 5 倍) check each end; a unit after the second end applies to
+  the first. Half (half, 一半, halved) equals 50% and 0.5×.
+- Not quantities, never checked: ordinals (first, 6th, 第一, 第 6 轮), "one"/"zero" and a lone
+  一 (一种, 一个, 一次: idiom, not a count), vague counts (几个, 数十, 上千), URLs. In the source,
+  ordinals, "one", "both" and "single" do count, so "turn 6" is grounded by "the sixth turn"
+  and 两份 by "both".
+- Tokens that mix letters and digits are names, not numbers (H100, FP8, BF16, Llama-3-8B,
+  GSM8K, S3-FIFO, p95, 3FS, v2, arXiv ids, 0.6.3): each is checked whole against the source,
+  case-insensitively. The numbers inside the source's model names (the 8B of Llama-3-8B)
+  ground the same number standing alone in the draft.
+- Derived numbers (the draft's "3× fewer" for the source's "66.7% fewer") are flagged by design:
+  an editor confirms them.
+- Conversions between units (4 ms = 4000 µs) are not attempted: they are derived numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from papers.drafting.base import GlossaryEntry, PaperInput
+
+__all__ = [
+    "FLAG_KINDS",
+    "GroundingFlag",
+    "NumberMention",
+    "check_draft",
+    "check_glossary",
+    "check_names",
+    "check_numbers",
+    "extract_numbers",
+]
+
+LANGUAGES = ("en", "zh")
+FLAG_KINDS = ("number", "organization", "venue", "glossary")
+NAME_KINDS = ("organization", "venue")
+# The longest quoted span a detail sentence repeats; keeps every detail well under the
+# 300 characters a stored flag's detail holds.
+QUOTE_MAX_CHARS = 60
+
+
+@dataclass(frozen=True)
+class GroundingFlag:
+    kind: str  # "number" | "organization" | "venue" | "glossary"
+    text: str  # the offending span as it appears in the draft
+    start: int  # offsets into the checked text
+    end: int
+    detail: str  # one sentence for the editor
+
+
+@dataclass(frozen=True)
+class NumberMention:
+    text: str
+    start: int
+    end: int
+    value: Decimal  # normalised magnitude: "1.2 万" → 12000, "8K" → 8000, "73.04%" → 73.04
+    unit: str  # "x", "%", "pp", "pt", "" (plain), "ms", "s", "gb", "tok", "bit", "date", …
+
+
+# --- text normalisation --------------------------------------------------------------------
+# Character for character (offsets stay valid): full-width ASCII to ASCII (except the
+# full-width comma, which is Chinese punctuation, not a thousands separator), dashes and the
+# minus sign to "-", odd spaces to " ".
+_TRANSLATE = {i: i - 0xFEE0 for i in range(0xFF01, 0xFF5F) if i != 0xFF0C}
+_TRANSLATE.update(
+    {
+        0x2212: "-",
+        0x2010: "-",
+        0x2011: "-",
+        0x2012: "-",
+        0x2013: "-",
+        0x00A0: " ",
+        0x2009: " ",
+        0x202F: " ",
+        0x3000: " ",
+        0x2019: "'",
+    }
+)
+
+
+_TRANSLATE_LOWER = {**_TRANSLATE, **{i: i + 32 for i in range(0x41, 0x5B)}}
+for _wide in range(0xFF21, 0xFF3B):  # full-width capitals
+    _TRANSLATE_LOWER[_wide] = _wide - 0xFEE0 + 32
+
+
+def _normalise(text: str) -> str:
+    return text.translate(_TRANSLATE)
+
+
+def _lowered(text: str) -> str:
+    """``_normalise`` with ASCII letters in lower case; same length, so offsets hold."""
+    return text.translate(_TRANSLATE_LOWER)
+
+
+_LOWER_WORD_RE = re.compile(r"[a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_re(word: str) -> re.Pattern:
+    # the word first, then the boundary behind it: a literal start lets the search skip ahead
+    word = re.escape(word)
+    return re.compile(rf"{word}(?<![a-z0-9]{word})(?![a-z0-9])")
+
+
+def _word_hits(lowered: str, vocabulary: frozenset[str] | dict) -> list[tuple[int, int, str]]:
+    """Where the words of ``vocabulary`` occur in ``lowered``, in order: one set operation
+    over the text's words, then a search for the few that occur."""
+    present = vocabulary & set(_LOWER_WORD_RE.findall(lowered)) if vocabulary else ()
+    hits = [
+        (m.start(), m.end(), word) for word in present for m in _word_re(word).finditer(lowered)
+    ]
+    hits.sort()
+    return hits
+
+
+# --- vocabularies ----------------------------------------------------------------------------
+_SCALES = {
+    "k": 10**3,
+    "m": 10**6,
+    "b": 10**9,
+    "thousand": 10**3,
+    "million": 10**6,
+    "billion": 10**9,
+    "trillion": 10**12,
+    "千": 10**3,
+    "万": 10**4,
+    "十万": 10**5,
+    "百万": 10**6,
+    "千万": 10**7,
+    "亿": 10**8,
+    "万亿": 10**12,
+}
+
+_UNITS = {
+    "x": ("×", "x", "倍", "-fold", "fold", "times"),
+    "%": ("%", "percent", "per cent", "pct"),
+    "pp": ("percentage points", "percentage point", "pp", "个百分点", "百分点"),
+    "pt": ("points", "point", "-point", "pts", "pt", "点"),
+    "ms": ("ms", "msec", "milliseconds", "millisecond", "毫秒"),
+    "us": ("µs", "μs", "us", "microseconds", "microsecond", "微秒"),
+    "ns": ("ns", "nanoseconds", "nanosecond", "纳秒"),
+    "s": ("s", "sec", "secs", "seconds", "second", "秒"),
+    "min": ("min", "mins", "minutes", "minute", "分钟"),
+    "h": ("h", "hr", "hrs", "hours", "hour", "小时"),
+    "day": ("days", "day", "天"),
+    "kb": ("KB", "KiB"),
+    "mb": ("MB", "MiB"),
+    "gb": ("GB", "GiB"),
+    "tb": ("TB", "TiB"),
+    "pb": ("PB", "PiB"),
+    "gb/s": ("GB/s",),
+    "mb/s": ("MB/s",),
+    "gbps": ("Gbps", "Gb/s"),
+    "mbps": ("Mbps",),
+    "ghz": ("GHz",),
+    "mhz": ("MHz",),
+    "tflops": ("TFLOPS", "TFLOP/s"),
+    "qps": ("QPS",),
+    "iops": ("IOPS",),
+    "bit": ("-bit", "bits", "bit", "比特", "位"),
+    "tok": ("-token", "tokens", "token", "toks", "tok"),
+    "w": ("W",),
+}
+_UNIT_OF = {alias.casefold(): unit for unit, aliases in _UNITS.items() for alias in aliases}
+# Units that must match in kind: a multiplier is never a count, a percentage never a point.
+_STRONG_UNITS = frozenset({"x", "%", "pp"})
+_UNIT_DISPLAY = {
+    "x": "×",
+    "%": "%",
+    "pp": " percentage points",
+    "pt": " points",
+    "tok": " tokens",
+    "bit": "-bit",
+    "": "",
+}
+
+_ONES = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+_WORD_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9}
+_ORDINAL_WORDS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "sixth": 6,
+    "seventh": 7,
+    "eighth": 8,
+    "ninth": 9,
+    "tenth": 10,
+    "eleventh": 11,
+    "twelfth": 12,
+    "twentieth": 20,
+    "hundredth": 100,
+}
+_MULTIPLIER_WORDS = {
+    "twice": 2,
+    "thrice": 3,
+    "double": 2,
+    "doubles": 2,
+    "doubled": 2,
+    "doubling": 2,
+    "triple": 3,
+    "triples": 3,
+    "tripled": 3,
+    "tripling": 3,
+    "quadruple": 4,
+    "quadruples": 4,
+    "quadrupled": 4,
+    "quadrupling": 4,
+}
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
+_CN_DIGITS.update({"六": 6, "七": 7, "八": 8, "九": 9})
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CN_BIG = {"万": 10**4, "亿": 10**8}
+# Measure words that make a Chinese numeral a count ("三个模型", "两级", "四层").
+_CN_MEASURES_TEXT = (
+    "个百分点 百分点 倍 成 个 次 种 层 位 级 路 套 名 条 台 块 张 篇 轮 步 份 项 组 类 处 点 "
+    "年 月 天 周 小时 分钟 秒 毫秒 微秒 纳秒 节点 卡 颗 核 批 行 列 段 句 家 款 支 片 遍 趟 "
+    "度 道 阶 跳 端 人 比特 万 亿 千"
+)
+_CN_MEASURES = _CN_MEASURES_TEXT.split()
+_CN_MEASURE_UNITS = {
+    "个百分点": "pp",
+    "百分点": "pp",
+    "倍": "x",
+    "点": "pt",
+    "小时": "h",
+    "分钟": "min",
+    "秒": "s",
+    "毫秒": "ms",
+    "微秒": "us",
+    "纳秒": "ns",
+    "天": "day",
+    "位": "bit",
+    "比特": "bit",
+}
+
+# --- regular expressions (compiled once) ---------------------------------------------------
+_ALNUM = "A-Za-z0-9"
+_TOKEN_CHARS_TEXT = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
+_URL_RE = re.compile(r"https?://\S+|www\.\S+")
+_LETTER_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
+# A lowercase word joined to a number ("top-5", "level-3") is a number, not a name.
+_WORD_DASH_NUMBER_RE = re.compile(r"[a-z]+-\d+(?:\.\d+)?")
+# Digit-led tokens: a number glued to letters (8K, 16GB, 2.38x, 6th) or a name (3FS, 2D, 5G).
+_DIGIT_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*([A-Za-z]+)[A-Za-z0-9]*")
+_GLUED_QUANTITY = (
+    frozenset({"k", "m", "b", "st", "nd", "rd", "th"})
+    | {alias.casefold() for alias in _UNIT_OF if alias.isascii() and alias.isalpha()}
+    | {"kb", "mb", "gb", "tb", "pb"}
+)
+
+_NOT_BEFORE_NUMBER = frozenset(_TOKEN_CHARS_TEXT + ",")
+_NUMBER_RE = re.compile(
+    r"(?:(?P<int>\d{1,3}(?:,\d{3})+(?![0-9])|\d{1,3}(?: \d{3})+(?![0-9.,\-])|\d+)"
+    r"(?:\.(?P<frac>\d+))?"
+    r"|\.(?P<lead>\d+))"
+)
+
+
+def _alternation(words: Iterable[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+
+
+_LATIN_SCALES = [s for s in _SCALES if s.isascii() and len(s) > 1]
+_CJK_SCALES = [s for s in _SCALES if not s.isascii()]
+_LATIN_UNITS = [a for a in _UNIT_OF if a.isascii() and a not in {"%"}]
+_CJK_UNITS = [a for a in _UNIT_OF if not a.isascii()]
+_SUFFIX_RE = re.compile(
+    r"(?P<ord>(?:st|nd|rd|th)(?![A-Za-z]))?"
+    r"(?:(?P<scale1>[kKmMbB])(?![A-Za-z])"
+    rf"|[ ]?(?P<scale2>(?:{_alternation(_LATIN_SCALES)})(?![A-Za-z])|{_alternation(_CJK_SCALES)}))?"
+    r"(?:[ ]?(?P<unit>%|×|"
+    rf"(?:{_alternation(_LATIN_UNITS)})(?![A-Za-z0-9])|{_alternation(_CJK_UNITS)}))?",
+    re.I,
+)
+# "10-20", "10 - 20", "10 to 20", "3 到 5"; not "0.95 -24.8" (a minus sign)
+_RANGE_CONNECTOR_RE = re.compile(r"-| - |\s*(?:~|to|到|至)\s*", re.I)
+_PERCENT_PREFIX_RE = re.compile(r"百分之\s*$")
+_ORDINAL_PREFIX_RE = re.compile(r"第\s*$")
+
+_NUMBER_WORDS = frozenset(_ONES) | frozenset(_WORD_SCALES)
+_FOLD_WORDS = {f"{w}fold": v for w, v in _ONES.items() if 2 <= v <= 10 or v == 20}
+_FOLD_WORDS.update({"hundredfold": 100, "thousandfold": 1000})
+_HALF_WORDS = frozenset({"half", "halve", "halves", "halved", "halving"})
+_NUMBER_WORD_GAP_RE = re.compile(r"[ -]")
+# "twice as fast", "twice the throughput": a multiplier; "written twice": a count of two.
+_TWICE_AS_RE = re.compile(
+    r"\s+(?:as|the|that|more|less|fewer|faster|slower|higher|lower|larger|smaller|bigger|"
+    r"longer|shorter|many|much|over)\b",
+    re.I,
+)
+# half-precision, half precision, first-half: not a quantity
+_NOT_HALF_RE = re.compile(r"-|\s+precision\b", re.I)
+_ZH_HALF_RE = re.compile(r"一半|减半|折半|半数")
+_ZH_MULTIPLIER_RE = re.compile(r"翻了两番|翻了一番|翻两番|翻一番|翻番|翻倍")
+_SOURCE_ONLY_WORDS = {"both": 2, "pair": 2, "single": 1, "none": 0}
+_INTERESTING_WORDS = frozenset(
+    _NUMBER_WORDS
+    | set(_FOLD_WORDS)
+    | set(_MULTIPLIER_WORDS)
+    | _HALF_WORDS
+    | set(_ORDINAL_WORDS)
+    | set(_SOURCE_ONLY_WORDS)
+    | {"and"}
+)
+_CN_NUM_RE = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+")
+_NOT_BEFORE_CN_NUMBER = frozenset("几数上成好多每零〇一二两三四五六七八九十百千万亿")
+_CN_MEASURE_RE = re.compile(rf"\s?(?:{_alternation(_CN_MEASURES)})")
+_CN_PERCENT_RE = re.compile(r"百分之\s*([零〇一二两三四五六七八九十百千]+)")
+
+
+# --- values ---------------------------------------------------------------------------------
+def _quantum_of_integer(digits: str) -> Decimal:
+    stripped = digits.rstrip("0")
+    zeros = len(digits) - len(stripped) if stripped else 0
+    return Decimal(10) ** zeros
+
+
+def _cn_value(chars: str) -> int | None:
+    if not any(c in _CN_UNITS or c in _CN_BIG for c in chars):
+        # 二〇二六, 三: digit by digit
+        return int("".join(str(_CN_DIGITS[c]) for c in chars))
+    total, section, number = 0, 0, 0
+    for c in chars:
+        if c in _CN_DIGITS:
+            number = _CN_DIGITS[c]
+        elif c in _CN_UNITS:
+            if number == 0 and c == "十":
+                number = 1
+            section += number * _CN_UNITS[c]
+            number = 0
+        elif c == "万":
+            total += (section + number or 1) * 10**4
+            section, number = 0, 0
+        elif c == "亿":
+            total = (total + section + number or 1) * 10**8
+            section, number = 0, 0
+    return total + section + number
+
+
+def _word_value(words: list[str]) -> int:
+    total, current = 0, 0
+    for word in words:
+        word = word.casefold()
+        if word in _ONES:
+            current += _ONES[word]
+        elif word == "hundred":
+            current = (current or 1) * 100
+        else:
+            total += (current or 1) * _WORD_SCALES[word]
+            current = 0
+    return total + current
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A number found by the scanner, with what the comparison needs beyond the mention."""
+
+    mention: NumberMention
+    quantum: Decimal
+    scale: int = 1  # the factor a suffix (K, 万, million) applied
+    checkable: bool = True  # False: ordinals, "one", "both" — only ever grounding
+
+
+@dataclass(frozen=True)
+class _Identifier:
+    text: str
+    start: int
+    end: int
+    needle: str  # what must occur in the source
+
+
+class _Spans:
+    """Taken characters, so one stretch of text is read only once."""
+
+    def __init__(self, length: int) -> None:
+        self._taken = bytearray(length)
+
+    def free(self, start: int, end: int) -> bool:
+        return self._taken.find(1, start, end) == -1
+
+    def take(self, start: int, end: int) -> None:
+        self._taken[start:end] = b"\x01" * (end - start)
+
+
+def _mention(text: str, start: int, end: int, value, unit: str) -> NumberMention:
+    return NumberMention(text[start:end], start, end, abs(Decimal(value)), unit)
+
+
+_DIGITS_RE = re.compile(r"[0-9]+")
+_TOKEN_CHARS = frozenset(_TOKEN_CHARS_TEXT + "-")
+_ARXIV_TOKEN_RE = re.compile(r"(\d{4}\.\d{4,5})(?:v\d+)?")
+_DATE_TOKEN_RE = re.compile(r"((?:19|20)\d{2})-(\d{1,2})-(\d{1,2})")
+_VERSION_TOKEN_RE = re.compile(r"v?\d+\.\d+\.\d+(?:\.\d+)*")
+_ZH_DATE_RE = re.compile(r"((?:19|20)\d{2})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
+_ARXIV_PREFIX_RE = re.compile(r"arxiv:\s*$", re.I)
+
+
+def _scan(text: str, *, for_source: bool) -> tuple[list[_Found], list[_Identifier]]:
+    """Every number and every name-like token of ``text``. ``for_source`` also returns what
+    grounds but is never checked (ordinals, "one", "both") and the numbers inside names.
+
+    Driven by the digits: each run of digits is read once, as part of the token around it
+    (an arXiv id, a date, a version, a name such as H100) or else as a number. Regular
+    expressions that start with a lookbehind scan a text one position at a time, so the
+    passes over the whole text start with a literal or a character class."""
+    norm = _normalise(text)
+    spans = _Spans(len(text))
+    found: list[_Found] = []
+    identifiers: list[_Identifier] = []
+    runs = [(m.start(), m.end()) for m in _DIGITS_RE.finditer(norm)]
+    if runs:
+        _scan_tokens(text, norm, runs, spans, found, identifiers, for_source=for_source)
+        _scan_digits(text, norm, runs, spans, found, for_source=for_source)
+    _scan_words(text, norm, spans, found, for_source=for_source)
+    _scan_chinese(text, norm, spans, found, for_source=for_source)
+    found.sort(key=lambda f: f.mention.start)
+    return found, identifiers
+
+
+def _scan_tokens(text, norm, runs, spans, found, identifiers, *, for_source) -> None:
+    def identify(start: int, end: int, needle: str) -> None:
+        identifiers.append(_Identifier(text[start:end], start, end, needle))
+        spans.take(start, end)
+
+    if "://" in norm or "www." in norm:
+        for m in _URL_RE.finditer(norm):
+            spans.take(m.start(), m.end())
+    if "年" in norm:
+        for m in _ZH_DATE_RE.finditer(norm):
+            _add_date(text, m, spans, found, for_source=for_source)
+    length = len(norm)
+    for run_start, run_end in runs:
+        if not spans.free(run_start, run_end):
+            continue
+        start, end = run_start, run_end
+        while start > 0 and norm[start - 1] in _TOKEN_CHARS:
+            start -= 1
+        while end < length and norm[end] in _TOKEN_CHARS:
+            end += 1
+        while norm[start] in "._-":
+            start += 1
+        while norm[end - 1] in "._-":
+            end -= 1
+        token = norm[start:end]
+        if m := _ARXIV_TOKEN_RE.fullmatch(token):
+            prefix = _ARXIV_PREFIX_RE.search(norm, max(0, start - 8), start)
+            identify(prefix.start() if prefix else start, end, m[1])
+        elif m := _DATE_TOKEN_RE.fullmatch(token):
+            _add_date(text, m, spans, found, for_source=for_source, offset=start)
+        elif _VERSION_TOKEN_RE.fullmatch(token):
+            identify(start, end, token)
+        elif token[0].isalpha():
+            m = _LETTER_TOKEN_RE.match(norm, start)
+            if m is None or m.end() < run_end or _WORD_DASH_NUMBER_RE.fullmatch(m[0]):
+                continue
+            identify(start, m.end(), m[0])
+            if for_source:
+                # the 8B of Llama-3-8B grounds a bare "8B"
+                for part in re.split(r"[-_]", m[0]):
+                    sub = _scan_plain(part)
+                    if sub is not None:
+                        found.append(sub)
+        elif start == run_start and (m := _DIGIT_TOKEN_RE.match(norm, start)):
+            if m[1].casefold() in _GLUED_QUANTITY and m.end() == m.end(1):
+                continue  # 8K, 16GB, 2.38x, 6th: a number with its suffix
+            identify(start, m.end(), m[0])
+
+
+def _add_date(text, m, spans, found, *, for_source, offset=0) -> None:
+    start, end = offset + m.start(), offset + m.end()
+    if not spans.free(start, end):
+        return
+    year, month, day = int(m[1]), int(m[2]), int(m[3])
+    found.append(_Found(_mention(text, start, end, year * 10000 + month * 100 + day, "date"), 1))
+    spans.take(start, end)
+    if for_source:  # a year alone in the draft is grounded by the source's full date
+        for part in (year, month, day):
+            found.append(_Found(NumberMention("", 0, 0, Decimal(part), ""), Decimal(1)))
+
+
+def _scan_plain(part: str) -> _Found | None:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([KMBkmb]?)", part)
+    if not m:
+        return None
+    scale = _SCALES[m[2].lower()] if m[2] else 1
+    digits = m[1]
+    quantum = (
+        Decimal(10) ** -len(digits.split(".")[1]) if "." in digits else _quantum_of_integer(digits)
+    )
+    return _Found(NumberMention("", 0, 0, Decimal(digits) * scale, ""), quantum * scale, scale)
+
+
+def _scan_digits(text, norm, runs, spans, found, *, for_source) -> None:
+    previous: _Found | None = None
+    for run_start, run_end in runs:
+        if not spans.free(run_start, run_end):
+            continue
+        start = run_start
+        if start and norm[start - 1] == ".":
+            start -= 1  # .95
+        if start and norm[start - 1] in _NOT_BEFORE_NUMBER:
+            continue
+        m = _NUMBER_RE.match(norm, start)
+        if m is None:
+            continue
+        if m["lead"] is not None:
+            value = Decimal("0." + m["lead"])
+            quantum = Decimal(10) ** -len(m["lead"])
+        else:
+            digits = m["int"].replace(",", "").replace(" ", "")
+            if m["frac"] is not None:
+                value = Decimal(digits + "." + m["frac"])
+                quantum = Decimal(10) ** -len(m["frac"])
+            else:
+                value = Decimal(digits)
+                quantum = _quantum_of_integer(digits)
+        suffix = _SUFFIX_RE.match(norm, m.end())
+        end = m.end()
+        scale_text = unit_text = None
+        ordinal = False
+        if suffix and suffix.end() > m.end():
+            ordinal = suffix["ord"] is not None
+            scale_text = suffix["scale1"] or suffix["scale2"]
+            unit_text = suffix["unit"]
+            end = suffix.end()
+        if ordinal or _ORDINAL_PREFIX_RE.search(norm, max(0, start - 3), start):
+            if for_source:
+                mention = _mention(text, start, end, value, "")
+                found.append(_Found(mention, quantum, checkable=False))
+            spans.take(start, end)
+            previous = None
+            continue
+        factor = 1
+        if scale_text:
+            factor = _SCALES[scale_text.casefold()]
+            value *= factor
+            quantum *= factor
+        unit = _UNIT_OF.get(unit_text.casefold(), "") if unit_text else ""
+        if _PERCENT_PREFIX_RE.search(norm, max(0, start - 5), start):
+            unit = "%"
+        current = _Found(_mention(text, start, end, value, unit), quantum, factor)
+        if previous is not None and _RANGE_CONNECTOR_RE.fullmatch(
+            norm, previous.mention.end, start
+        ):
+            found[-1] = _widen_range_start(found[-1], current)
+        found.append(current)
+        spans.take(start, end)
+        previous = current
+
+
+def _widen_range_start(first: _Found, second: _Found) -> _Found:
+    """In "10–20%" or "10-20K" the second end's unit and scale belong to the first too."""
+    mention, quantum = first.mention, first.quantum
+    value, unit, scale = mention.value, mention.unit, first.scale
+    if not unit and second.mention.unit:
+        unit = second.mention.unit
+    if first.scale == 1 and second.scale != 1:
+        value, quantum, scale = value * second.scale, quantum * second.scale, second.scale
+    if (value, unit) == (mention.value, mention.unit):
+        return first
+    new = NumberMention(mention.text, mention.start, mention.end, value, unit)
+    return _Found(new, quantum, scale, first.checkable)
+
+
+def _scan_words(text, norm, spans, found, *, for_source) -> None:
+    """English number words (nine, twenty-five, two hundred), multipliers (twice, twofold,
+    doubled), half, and for the source also ordinals and "both"/"single"/"none"."""
+    tokens = _word_hits(_lowered(norm), _INTERESTING_WORDS)
+
+    def add(start, end, value, unit, quantum=1, checkable=True):
+        if checkable or for_source:
+            mention = _mention(text, start, end, value, unit)
+            found.append(_Found(mention, Decimal(quantum), checkable=checkable))
+        spans.take(start, end)
+
+    i = 0
+    while i < len(tokens):
+        start, end, word = tokens[i]
+        i += 1
+        if not spans.free(start, end):
+            continue
+        if word in _NUMBER_WORDS:
+            words = [word]
+            while i < len(tokens):
+                gap_ok = _NUMBER_WORD_GAP_RE.fullmatch(norm, end, tokens[i][0])
+                if gap_ok and tokens[i][2] in _NUMBER_WORDS:
+                    end, words = tokens[i][1], [*words, tokens[i][2]]
+                    i += 1
+                elif (
+                    gap_ok
+                    and tokens[i][2] == "and"
+                    and words[-1] in _WORD_SCALES
+                    and i + 1 < len(tokens)
+                    and tokens[i + 1][2] in _ONES
+                    and norm[tokens[i][1] : tokens[i + 1][0]] == " "
+                ):
+                    end, words = tokens[i + 1][1], [*words, tokens[i + 1][2]]
+                    i += 2
+                else:
+                    break
+            value = _word_value(words)
+            unit = ""
+            suffix = _SUFFIX_RE.match(norm, end)
+            if suffix and suffix["unit"] and not suffix["scale1"]:
+                unit = _UNIT_OF.get(suffix["unit"].casefold(), "")
+                end = suffix.end()
+            # "one" and "zero" alone are idiom far more often than counts (one of the …)
+            checkable = not (len(words) == 1 and words[0] in ("one", "zero"))
+            add(start, end, value, unit, _quantum_of_integer(str(value)), checkable)
+        elif word in _FOLD_WORDS:
+            add(start, end, _FOLD_WORDS[word], "x")
+        elif word in _MULTIPLIER_WORDS and word != "double":  # double buffering: an adjective
+            unit = "" if word == "twice" and not _TWICE_AS_RE.match(norm, end) else "x"
+            add(start, end, _MULTIPLIER_WORDS[word], unit)
+        elif word in _HALF_WORDS and not _NOT_HALF_RE.match(norm, end):
+            if not (start and norm[start - 1] == "-"):
+                add(start, end, Decimal("0.5"), "x", Decimal("0.1"))
+        elif for_source and word in _ORDINAL_WORDS:
+            add(start, end, _ORDINAL_WORDS[word], "", checkable=False)
+        elif for_source and word in _SOURCE_ONLY_WORDS:
+            add(start, end, _SOURCE_ONLY_WORDS[word], "", checkable=False)
+    for m in _ZH_HALF_RE.finditer(norm):
+        if spans.free(m.start(), m.end()):
+            add(m.start(), m.end(), Decimal("0.5"), "x", Decimal("0.1"))
+    for m in _ZH_MULTIPLIER_RE.finditer(norm):
+        if spans.free(m.start(), m.end()):
+            add(m.start(), m.end(), 4 if "两" in m[0] else 2, "x")
+
+
+def _scan_chinese(text, norm, spans, found, *, for_source) -> None:
+    for m in _CN_PERCENT_RE.finditer(norm):
+        if spans.free(m.start(), m.end()):
+            value = _cn_value(m[1])
+            quantum = _quantum_of_integer(str(value))
+            found.append(_Found(_mention(text, m.start(), m.end(), value, "%"), quantum))
+            spans.take(m.start(), m.end())
+    for m in _CN_NUM_RE.finditer(norm):
+        chars = m[0]
+        if m.start() and norm[m.start() - 1] in _NOT_BEFORE_CN_NUMBER:
+            continue  # 几十个, 数百, 上千: no number to check
+        if not spans.free(m.start(), m.end()) or all(c in _CN_BIG or c in "千百" for c in chars):
+            continue
+        ordinal = _ORDINAL_PREFIX_RE.search(norm, max(0, m.start() - 2), m.start()) is not None
+        measure = _CN_MEASURE_RE.match(norm, m.end())
+        if ordinal:
+            if for_source:
+                found.append(
+                    _Found(
+                        _mention(text, m.start(), m.end(), _cn_value(chars), ""),
+                        Decimal(1),
+                        checkable=False,
+                    )
+                )
+            spans.take(m.start(), m.end())
+            continue
+        if measure is None:
+            continue
+        word = measure[0].strip()
+        value = _cn_value(chars)
+        if value is None:
+            continue
+        # a lone 一 is "a"/"one" (一种, 一个, 一次), not a count to check
+        checkable = chars != "一"
+        if not checkable and not for_source:
+            continue
+        end = m.end()
+        unit = ""
+        quantum = _quantum_of_integer(str(value)) if value else Decimal(1)
+        if word in ("万", "亿", "千"):
+            factor = _SCALES[word]
+            value *= factor
+            quantum *= factor
+            end = measure.end()
+            after = _SUFFIX_RE.match(norm, end)
+            if after and after["unit"]:
+                unit = _UNIT_OF.get(after["unit"].casefold(), "")
+                end = after.end()
+        elif word == "成":
+            value, unit, end = value * 10, "%", measure.end()
+            quantum *= 10
+        else:
+            unit, end = _CN_MEASURE_UNITS.get(word, ""), measure.end()
+        mention = _mention(text, m.start(), end, value, unit)
+        found.append(_Found(mention, quantum, checkable=checkable))
+        spans.take(m.start(), end)
+
+
+# --- numbers: the public functions ---------------------------------------------------------
+def _check_language(language: str) -> None:
+    if language not in LANGUAGES:
+        raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, not {language!r}")
+
+
+def extract_numbers(text: str, *, language: str) -> list[NumberMention]:
+    """The numbers of ``text`` that a grounding check compares, in order of appearance.
+    Names with digits (H100, Llama-3-8B), ordinals and idiomatic "one" are not among them."""
+    _check_language(language)
+    found, _ = _scan(text, for_source=False)
+    return [f.mention for f in found if f.checkable]
+
+
+@dataclass(frozen=True)
+class _SourceIndex:
+    by_value: dict[Decimal, list[_Found]]
+    lowered: str
+
+
+@functools.lru_cache(maxsize=512)
+def _source_index(source: str) -> _SourceIndex:
+    found, _ = _scan(source, for_source=True)
+    by_value: dict[Decimal, list[_Found]] = {}
+    for f in found:
+        by_value.setdefault(f.mention.value, []).append(f)
+    return _SourceIndex(by_value, _normalise(source).casefold())
+
+
+def _units_compatible(draft: str, source: str) -> bool:
+    if draft == source or not draft:
+        return True
+    if draft in _STRONG_UNITS or draft == "date":
+        return False
+    if draft == "pt":
+        return source in ("", "pp")
+    return not source
+
+
+def _equivalents(mention: NumberMention) -> list[tuple[Decimal, str]]:
+    keys = [(mention.value, mention.unit)]
+    # half = 50% = 0.5×
+    if mention.unit == "x" and mention.value == Decimal("0.5"):
+        keys.append((Decimal(50), "%"))
+    elif mention.unit == "%" and mention.value == 50:
+        keys.append((Decimal("0.5"), "x"))
+    return keys
+
+
+def _display(value: Decimal, unit: str, quantum: Decimal) -> str:
+    if unit == "date":
+        digits = f"{int(value):08d}"
+        return f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
+    if quantum < 1:  # as precise as the draft wrote it: 3.0, not 3
+        text = format(value.quantize(quantum), "f")
+    else:
+        text = f"{int(value):,}" if value >= 10000 else f"{int(value)}"
+    return text + _UNIT_DISPLAY.get(unit, f" {unit}")
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) > QUOTE_MAX_CHARS:
+        text = text[: QUOTE_MAX_CHARS - 1] + "…"
+    return f"“{text}”"
+
+
+def _number_flag(found: _Found, index: _SourceIndex) -> GroundingFlag | None:
+    mention = found.mention
+    same_value_other_unit: _Found | None = None
+    coarser: _Found | None = None
+    for i, (value, unit) in enumerate(_equivalents(mention)):
+        for candidate in index.by_value.get(value, ()):
+            if not _units_compatible(unit, candidate.mention.unit):
+                same_value_other_unit = same_value_other_unit or candidate
+            elif i == 0 and found.quantum < candidate.quantum:  # half = 50% is exact
+                coarser = coarser or candidate
+            else:
+                return None
+    shown = _display(mention.value, mention.unit, found.quantum)
+    said = _quote(mention.text)
+    if " ".join(mention.text.split()) != shown:
+        said += f" ({shown})"
+    if coarser is not None and coarser.mention.text:
+        detail = (
+            f"{said} is more precise than the source, which says {_quote(coarser.mention.text)}."
+        )
+    elif same_value_other_unit is not None and same_value_other_unit.mention.text:
+        detail = (
+            f"{said} does not occur in the source, which has "
+            f"{_quote(same_value_other_unit.mention.text)}, a different quantity."
+        )
+    else:
+        detail = f"{said} does not occur in the source."
+    return GroundingFlag("number", mention.text, mention.start, mention.end, detail)
+
+
+def _identifier_grounded(identifier: _Identifier, index: _SourceIndex) -> bool:
+    needles = [identifier.needle.casefold()]
+    if needles[0].endswith("s") and needles[0][-2:-1].isdigit():
+        needles.append(needles[0][:-1])  # H100s
+    # an arXiv id stands for each of its versions
+    version = r"(?:v\d+)?" if _ARXIV_TOKEN_RE.fullmatch(needles[0]) else ""
+    for needle in needles:
+        pattern = rf"(?<![a-z0-9]){re.escape(needle)}{version}(?![a-z0-9])"
+        if re.search(pattern, index.lowered):
+            return True
+    return False
+
+
+def check_numbers(draft: str, source: str, *, language: str) -> list[GroundingFlag]:
+    """A flag for every number (and every name with digits, such as H100) of ``draft`` that
+    ``source`` does not state, up to formatting. See the module docstring for the rules."""
+    _check_language(language)
+    index = _source_index(source)
+    found, identifiers = _scan(draft, for_source=False)
+    flags = [flag for f in found if f.checkable and (flag := _number_flag(f, index))]
+    for identifier in identifiers:
+        if not _identifier_grounded(identifier, index):
+            flags.append(
+                GroundingFlag(
+                    "number",
+                    identifier.text,
+                    identifier.start,
+                    identifier.end,
+                    f"{_quote(identifier.text)} does not occur in the source "
+                    "(names with digits are checked as whole tokens).",
+                )
+            )
+    flags.sort(key=lambda flag: flag.start)
+    return flags
+
+
+# --- names ---------------------------------------------------------------------------------
+_YEAR_TAIL_RE = re.compile(r"^(?P<base>.*?\S)\s*(?:'(?P<y2>\d{2})|(?P<y4>(?:19|20)\d{2}))$")
+_YEAR_AFTER = r"(?:\s*'(?P<y2>\d{2})(?![0-9])|\s*(?P<y4>(?:19|20)\d{2})(?![0-9]))?"
+_ALNUM_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+
+
+def _clean_name(name: str) -> str:
+    return " ".join(_normalise(name).split())
+
+
+def _split_year(name: str) -> tuple[str, int | None]:
+    m = _YEAR_TAIL_RE.match(name)
+    if not m:
+        return name, None
+    year = int(m["y4"]) if m["y4"] else 2000 + int(m["y2"])
+    return m["base"], year
+
+
+def _is_match_of(written: str, name: str) -> bool:
+    """Case-insensitive, except where that would read ordinary words as names: a short
+    all-capitals acronym (FAST, ATC, AMD) matches only in capitals, and no capitalised name
+    matches a word written all in lower case ("fast", "bing")."""
+    letters = [c for c in name if c.isascii() and c.isalpha()]
+    if letters and len(letters) <= 4 and all(c.isupper() for c in letters):
+        return written == name
+    return not (written.islower() and not name.islower() and name.isascii())
+
+
+@dataclass(frozen=True)
+class _NameHit:
+    start: int
+    name_end: int
+    end: int  # after the year, when one follows
+    base: str
+    year: int | None
+
+
+class _NameMatcher:
+    """Finds a vocabulary of names in a text. Latin names are looked up by their first word
+    (one pass over the text's words, whatever the vocabulary's size); others (微软) by
+    substring."""
+
+    def __init__(self, bases: tuple[str, ...], with_year: bool) -> None:
+        year = _YEAR_AFTER if with_year else ""
+        self.by_first_word: dict[str, list[tuple[str, re.Pattern]]] = {}
+        self.others: list[tuple[str, re.Pattern]] = []
+        for base in sorted(bases, key=len, reverse=True):
+            body = r"\s+".join(re.escape(part) for part in base.split(" "))
+            if base[-1].isascii() and base[-1].isalnum():
+                body += rf"(?![{_ALNUM}])"
+            first = _ALNUM_WORD_RE.match(base)
+            if first and base[0].isascii():
+                pattern = re.compile(rf"(?P<name>{body}){year}", re.I)
+                self.by_first_word.setdefault(first[0].casefold(), []).append((base, pattern))
+            else:
+                self.others.append((base, re.compile(rf"(?P<name>{body}){year}", re.I)))
+        self.first_words = frozenset(self.by_first_word)
+
+    def hits(self, text: str) -> list[_NameHit]:
+        norm = _normalise(text)
+        candidates: list[_NameHit] = []
+        for start, _, word in _word_hits(_lowered(norm), self.first_words):
+            for base, pattern in self.by_first_word[word]:
+                m = pattern.match(norm, start)
+                if m and _is_match_of(" ".join(m["name"].split()), base):
+                    candidates.append(self._hit(m, base))
+                    break
+        for base, pattern in self.others:
+            for m in pattern.finditer(norm):
+                if m.start() and base[0].isascii() and norm[m.start() - 1].isalnum():
+                    continue
+                candidates.append(self._hit(m, base))
+        candidates.sort(key=lambda h: (h.start, -h.name_end))
+        hits: list[_NameHit] = []
+        for hit in candidates:  # the longest name at each place, none overlapping
+            if not hits or hit.start >= hits[-1].name_end:
+                hits.append(hit)
+        return hits
+
+    @staticmethod
+    def _hit(m: re.Match, base: str) -> _NameHit:
+        groups = m.groupdict()
+        year = None
+        if groups.get("y4"):
+            year = int(groups["y4"])
+        elif groups.get("y2"):
+            year = 2000 + int(groups["y2"])
+        return _NameHit(m.start(), m.end("name"), m.end(), base, year)
+
+
+@functools.lru_cache(maxsize=64)
+def _name_matcher(bases: tuple[str, ...], with_year: bool) -> _NameMatcher:
+    return _NameMatcher(bases, with_year)
+
+
+@functools.lru_cache(maxsize=256)
+def _vocabulary(
+    kind: str, paper_names: tuple[str, ...], known_names: tuple[str, ...]
+) -> tuple[_NameMatcher, dict[str, frozenset[int]], str]:
+    """The matcher over every name, the paper's own names (casefolded base → its years) and
+    how the paper's names read in a detail sentence."""
+    venue = kind == "venue"
+    paper_years: dict[str, set[int]] = {}
+    written: list[str] = []
+    bases: dict[str, str] = {}
+    for raw in paper_names:
+        name = _clean_name(raw)
+        if not name:
+            continue
+        base, year = _split_year(name) if venue else (name, None)
+        paper_years.setdefault(base.casefold(), set())
+        if year is not None:
+            paper_years[base.casefold()].add(year)
+        written.append(name)
+        bases.setdefault(base.casefold(), base)
+    for raw in known_names:
+        name = _clean_name(raw)
+        if name:
+            base = _split_year(name)[0] if venue else name
+            bases.setdefault(base.casefold(), base)
+    matcher = _name_matcher(tuple(sorted(bases.values())), venue)
+    years = {key: frozenset(value) for key, value in paper_years.items()}
+    return matcher, years, ", ".join(dict.fromkeys(written[:3])) or "none recorded"
+
+
+def check_names(
+    draft: str, *, kind: str, paper_names: Iterable[str], known_names: Iterable[str]
+) -> list[GroundingFlag]:
+    """A flag for every name the site knows (``known_names``: organisations or venues, with
+    their aliases) that ``draft`` mentions but that is not one of ``paper_names``; for venues,
+    also for the paper's venue given with another year ("NSDI 2026" for NSDI 2027).
+
+    Latin names match as whole words, case-insensitively (but see ``_is_match_of``); others
+    (微软) as plain substrings. Of overlapping names the longest counts, so the paper's
+    "Microsoft Research" is not read as a bare "Microsoft"."""
+    if kind not in NAME_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(NAME_KINDS)}, not {kind!r}")
+    matcher, paper_years, own = _vocabulary(kind, tuple(paper_names), tuple(known_names))
+    noun = "organisations" if kind == "organization" else "venue"
+    flags: list[GroundingFlag] = []
+    for hit in matcher.hits(draft):
+        years = paper_years.get(hit.base.casefold())
+        if years is None:
+            written = draft[hit.start : hit.name_end]
+            detail = f"{_quote(written)} is not one of the paper's {noun} ({_quote(own)[1:-1]})."
+            flags.append(GroundingFlag(kind, written, hit.start, hit.name_end, detail))
+        elif hit.year is not None and years and hit.year not in years:
+            written = draft[hit.start : hit.end]
+            expected = " or ".join(f"{hit.base} {y}" for y in sorted(years))
+            detail = f"{_quote(written)} gives another year than the paper's {expected}."
+            flags.append(GroundingFlag(kind, written, hit.start, hit.end, detail))
+    return flags
+
+
+# --- glossary ------------------------------------------------------------------------------
+def _term_pattern(term: str) -> re.Pattern:
+    """An English term in running text: any case, hyphen or space between words, plural."""
+    words = [re.escape(w) for w in re.split(r"[\s-]+", term.strip()) if w]
+    body = r"[\s-]+".join(words)
+    if words and words[-1][-1:].isalpha():
+        body += r"(?:s|es)?"
+    return re.compile(rf"(?<![{_ALNUM}]){body}(?![{_ALNUM}])", re.I)
+
+
+def _rendering_spans(text: str, rendering: str) -> list[tuple[int, int]]:
+    if rendering.isascii():
+        return [(m.start(), m.end()) for m in _term_pattern(rendering).finditer(text)]
+    return [(m.start(), m.end()) for m in re.finditer(re.escape(rendering), text)]
+
+
+def check_glossary(
+    zh_draft: str, *, glossary: Iterable[GlossaryEntry], en_text: str = ""
+) -> list[GroundingFlag]:
+    """A flag for every rendering a glossary entry lists as wrong (``avoid``) found in
+    ``zh_draft``, for the entries whose English term ``en_text`` uses (every entry when
+    ``en_text`` is empty). An avoided string inside an accepted rendering of any entry (内存 in
+    主机内存) is not a rendering of its own. A draft that does not name a concept is fine."""
+    entries = list(glossary)
+    norm_draft = _normalise(zh_draft)
+    norm_en = _normalise(en_text)
+    applies = [not en_text or bool(_term_pattern(e.en).search(norm_en)) for e in entries]
+    flags: list[GroundingFlag] = []
+    for entry, applied in zip(entries, applies, strict=True):
+        if not applied:
+            continue
+        for avoided in entry.avoid:
+            if not avoided.strip():
+                continue
+            covered: list[tuple[int, int]] = []
+            for other, other_applies in zip(entries, applies, strict=True):
+                for accepted in other.zh:
+                    if accepted == avoided and (other is entry or not other_applies):
+                        continue
+                    if avoided in accepted or accepted == avoided:
+                        covered.extend(_rendering_spans(norm_draft, accepted))
+            for start, end in _rendering_spans(norm_draft, _normalise(avoided)):
+                if any(s <= start and end <= e for s, e in covered):
+                    continue
+                preferred = " or ".join(f"“{z}”" for z in entry.zh[:2]) or "its accepted form"
+                detail = (
+                    f"{_quote(zh_draft[start:end])} renders {_quote(entry.en)} otherwise; "
+                    f"the glossary writes {preferred}."
+                )
+                flags.append(GroundingFlag("glossary", zh_draft[start:end], start, end, detail))
+    # of overlapping avoided renderings (GPU 内存, 内存) the longest speaks
+    flags.sort(key=lambda flag: (flag.start, -flag.end))
+    kept: list[GroundingFlag] = []
+    for flag in flags:
+        if not any(k.start <= flag.start and flag.end <= k.end for k in kept):
+            kept.append(flag)
+    return kept
+
+
+# --- the whole draft -----------------------------------------------------------------------
+def _hashable_groups(known: Iterable[str | Sequence[str]]) -> tuple[tuple[str, ...], ...]:
+    return tuple((item,) if isinstance(item, str) else tuple(item) for item in known)
+
+
+@functools.lru_cache(maxsize=512)
+def _paper_vocabulary(
+    kind: str, own: tuple[str, ...], known: tuple[tuple[str, ...], ...], source: str
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The paper's names and every known name, flat. A known item may be one name or one
+    organisation's (venue's) names together — label, full name, Chinese name, aliases: when
+    any of a group's names is the paper's, the whole group is the paper's, so an alias of the
+    paper's own organisation is fine however the caller lists it. The known names that the
+    source itself mentions (with their years) count as the paper's too."""
+    groups = [tuple(n for n in group if n and n.strip()) for group in known]
+    known_flat = tuple(n for group in groups for n in group)
+    own_names = [n for n in own if n and n.strip()]
+    matcher, _, _ = _vocabulary(kind, (), known_flat)
+    for hit in matcher.hits(source):
+        own_names.append(f"{hit.base} {hit.year}" if hit.year else hit.base)
+    own_keys = {_clean_name(n).casefold() for n in own_names}
+    if kind == "venue":
+        own_keys |= {_split_year(_clean_name(n))[0].casefold() for n in own_names}
+    for names in groups:
+        if {_clean_name(n).casefold() for n in names} & own_keys:
+            own_names.extend(names)
+    return tuple(own_names), known_flat
+
+
+def check_draft(
+    text: str,
+    *,
+    language: str,
+    paper: PaperInput,
+    known_organizations: Iterable[str | Sequence[str]] = (),
+    known_venues: Iterable[str | Sequence[str]] = (),
+) -> list[GroundingFlag]:
+    """Every grounding flag of one draft text (a summary, headline, takeaway or headline
+    number) against ``paper``, in order of position.
+
+    The source is the paper's title, abstract and comments, with its venue, short name and
+    canonical id (trusted metadata) for numbers. ``known_organizations``/``known_venues`` may
+    list names, or groups of one organisation's names (label, name, Chinese name, aliases). A
+    known organisation or venue the source itself names is fine ("DeepSeek's Engram" when the
+    abstract says so): what is flagged is a name the source lacks. Chinese drafts are also
+    checked against the paper's glossary, for the terms its English source uses."""
+    _check_language(language)
+    source = paper.source_text
+    metadata = "\n".join(p for p in (paper.venue, paper.short_name, paper.canonical_id) if p)
+    flags = check_numbers(text, f"{source}\n{metadata}", language=language)
+    for kind, own, known in (
+        ("organization", paper.organizations, known_organizations),
+        ("venue", (paper.venue,) if paper.venue else (), known_venues),
+    ):
+        own_names, known_flat = _paper_vocabulary(kind, tuple(own), _hashable_groups(known), source)
+        if own_names or known_flat:
+            flags += check_names(text, kind=kind, paper_names=own_names, known_names=known_flat)
+    if language == "zh" and paper.glossary:
+        flags += check_glossary(text, glossary=paper.glossary, en_text=source)
+    flags.sort(key=lambda flag: (flag.start, flag.end))
+    return flags
