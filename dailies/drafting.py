@@ -18,9 +18,16 @@ from django.utils import timezone
 
 from dailies.extensions import papers_with_feature
 from dailies.models import Daily, DailyEntry
-from papers.drafting.base import Drafter, DraftingStopped, IntroDraft, IntroEntry, IntroInput
+from papers.drafting.base import (
+    Drafter,
+    DraftingStopped,
+    IntroDraft,
+    IntroEntry,
+    IntroInput,
+    PaperInput,
+)
 from papers.drafting.grounding import check_numbers
-from papers.drafting.service import DraftOutcome, get_drafter, paper_draft
+from papers.drafting.service import DraftOutcome, digest, get_drafter, paper_draft
 from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Summary, Track
 
@@ -139,7 +146,9 @@ def _intro_source(intro: IntroInput, entries: list[DailyEntry]) -> str:
 def _entries_changed_since_intro(daily: Daily) -> bool:
     """Re-assembly changed the selection after the machine intro was drafted."""
     return bool(
-        daily.assembled_at and daily.intro_drafted_at and daily.assembled_at > daily.intro_drafted_at
+        daily.assembled_at
+        and daily.intro_drafted_at
+        and daily.assembled_at > daily.intro_drafted_at
     )
 
 
@@ -222,7 +231,20 @@ def papers_needing_redraft(*, now: dt.datetime | None = None) -> list[int]:
         .values_list("paper_id", "source_digest")
     )
     digests: dict[int, set[str]] = {}
-    for paper_id, digest in rows:
-        digests.setdefault(paper_id, set()).add(digest)
-    papers = Paper.objects.filter(pk__in=digests).only("pk", "title", "abstract", "comment")
-    return sorted(p.pk for p in papers if digests[p.pk] != {source_digest(p)})
+    for paper_id, stored in rows:
+        digests.setdefault(paper_id, set()).add(stored)
+    papers = Paper.objects.filter(pk__in=digests).only(
+        "pk", "canonical_id", "title", "abstract", "comment"
+    )
+    return sorted(p.pk for p in papers if digests[p.pk] != {_source_digest(p)})
+
+
+def _source_digest(paper: Paper) -> str:
+    """The digest ``paper_draft`` stores for the paper's source as it is now."""
+    source = PaperInput(
+        canonical_id=paper.canonical_id,
+        title=paper.title,
+        abstract=paper.abstract,
+        comment=paper.comment,
+    )
+    return digest(source.source_text)

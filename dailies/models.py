@@ -69,7 +69,7 @@ class Daily(models.Model):
         default=list,
         blank=True,
         editable=False,
-        help_text=_("Open grounding flags of the machine-drafted intros: [{language, kind, text}]."),
+        help_text=_("Open grounding flags of the machine-drafted intros."),
     )
     candidates_scored = models.PositiveIntegerField(
         null=True,

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from dailies import services
 from dailies.assembly import daily_assemble
+from dailies.drafting import daily_draft, daily_paper_draft, papers_needing_redraft
 from dailies.models import Daily
 from dailies.search.index import search_index_refresh_stale
 from papers.models import Paper, Track
@@ -74,8 +75,6 @@ def services_assembly_due(now: dt.datetime | None = None) -> list[tuple[int, dt.
 def draft_daily_task(daily_id: int, redraft: bool = False) -> dict:
     """Draft a daily's entries and intro (queued on commit after assembly). Idempotent: what
     is already drafted from the same source is skipped, editors' texts are never touched."""
-    from dailies.drafting import daily_draft  # TEMP until papers.drafting lands
-
     daily = Daily.objects.select_related("track").filter(pk=daily_id).first()
     if daily is None:
         return {"daily": daily_id, "status": "gone"}
@@ -86,8 +85,6 @@ def draft_daily_task(daily_id: int, redraft: bool = False) -> dict:
 def redraft_changed_papers() -> list[int]:
     """Periodic entry point: one re-drafting task per paper whose source changed (a new arXiv
     version) since its machine texts were drafted."""
-    from dailies.drafting import papers_needing_redraft  # TEMP
-
     paper_ids = papers_needing_redraft()
     for paper_id in paper_ids:
         redraft_paper_task.delay(paper_id)
@@ -96,8 +93,6 @@ def redraft_changed_papers() -> list[int]:
 
 @shared_task(acks_late=True, soft_time_limit=5 * 60, time_limit=6 * 60)
 def redraft_paper_task(paper_id: int) -> dict:
-    from dailies.drafting import daily_paper_draft  # TEMP
-
     paper = Paper.objects.filter(pk=paper_id).first()
     if paper is None:
         return {"paper": paper_id, "status": "gone"}

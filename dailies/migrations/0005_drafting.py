@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='daily',
             name='intro_flags',
-            field=models.JSONField(blank=True, default=list, editable=False, help_text='Open grounding flags of the machine-drafted intros: [{language, kind, text}].'),
+            field=models.JSONField(blank=True, default=list, editable=False, help_text='Open grounding flags of the machine-drafted intros.'),
         ),
         migrations.AddField(
             model_name='daily',

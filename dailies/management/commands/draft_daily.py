@@ -44,7 +44,7 @@ class Command(BaseCommand):
                 f"intro {', '.join(line['intro']) or 'unchanged'}"
             )
             for entry in outcome.entries:
-                for flag in entry.flags:
+                for flag in entry.as_dict()["flags"]:
                     self.stdout.write(
                         f"  flag {entry.canonical_id} [{flag['language']}] "
                         f"{flag['kind']}: {flag['text']}"

@@ -38,5 +38,5 @@ class Command(BaseCommand):
         self.stdout.write(f"{paper.canonical_id}: drafted {languages} ({outcome.drafter})")
         for language, reason in outcome.missing.items():
             self.stdout.write(f"  {language}: not drafted — {reason}")
-        for flag in outcome.flags:
+        for flag in outcome.as_dict()["flags"]:
             self.stdout.write(f"  flag [{flag['language']}] {flag['kind']}: {flag['text']}")
