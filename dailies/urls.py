@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from dailies import views
+from dailies import feeds, views
 from dailies.converters import IsoDateConverter
 
 register_converter(IsoDateConverter, "isodate")
@@ -8,6 +8,11 @@ register_converter(IsoDateConverter, "isodate")
 app_name = "dailies"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("feeds/search.atom", feeds.SearchFeed.as_view(), name="search_feed"),
+    path("feeds/topics/<slug:slug>.atom", feeds.TopicFeed.as_view(), name="topic_feed"),
+    path("feeds/<slug:track>.atom", feeds.TrackDailiesFeed.as_view(), name="track_feed"),
+    path("feeds/<slug:track>.rss", feeds.TrackDailiesRssFeed.as_view(), name="track_rss"),
+    path("feeds/<slug:track>/papers.atom", feeds.TrackPapersFeed.as_view(), name="papers_feed"),
     path("papers/", views.paper_index, name="paper_index"),
     path("papers/<slug:slug>/", views.paper_detail, name="paper"),
     path("topics/", views.topic_index, name="topic_index"),

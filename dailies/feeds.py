@@ -1,0 +1,513 @@
+"""Atom and RSS feeds of what readers can see: each track's dailies and papers, a topic's
+papers and a search's papers, in the language of the URL.
+
+Every feed reads through the one definition of "published" (``Daily.objects.published()``,
+``DailyEntry.objects.published()``, ``published_papers()``), shows at most ``FEED_ITEMS``
+items, and costs a fixed number of queries whatever their number. Item bodies are rendered
+with the daily page's own template tags, so their text is escaped exactly as on the pages.
+
+Ids are tag URIs (RFC 4151) built from what never changes for an item — its track, date,
+paper and language — so they stay the same across re-renders and edits. Each feed view
+answers ``If-None-Match`` / ``If-Modified-Since`` from one cheap query: the ids and content
+times of the items it would show (``ContentFeed.stamps``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from functools import cached_property
+from urllib.parse import urlencode, urlsplit
+
+from django import forms
+from django.contrib.syndication.views import Feed
+from django.db.models import DateTimeField, F, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models.functions import Coalesce, Greatest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed
+from django.utils.translation import get_language, gettext
+from django.views.decorators.http import condition
+
+from dailies.models import Daily, DailyEntry
+from dailies.search.backends import MAX_RESULTS, Filters
+from dailies.search.page import browse
+from dailies.search.service import search
+from dailies.search.text import normalise_query
+from dailies.selectors import index_papers
+from dailies.templatetags.digest import entry_heading
+from papers.languages import Language, localized
+from papers.models import Summary, Topic, Track
+
+FEED_ITEMS = 30  # the newest items any feed shows
+# The date in every tag URI: fixed once, so an item's id never changes.
+TAG_DATE = "2026"
+FEED_LANGUAGES = {Language.EN: "en", Language.ZH: "zh-CN"}  # as on the pages' <html lang>
+
+# What an item body shows of each paper, prefetched once per feed.
+PAPER_LOOKUPS = ("organizations", "summaries")
+
+
+def latest_of(base: str, *candidates) -> Greatest:
+    """The latest of ``base`` (a non-null datetime) and ``candidates``, ignoring missing ones
+    (SQLite's MAX(a, NULL) is NULL)."""
+    return Greatest(base, *(Coalesce(c, F(base)) for c in candidates), output_field=DateTimeField())
+
+
+def _summaries_updated(paper_ref: str) -> Subquery:
+    """When a summary of the paper ``paper_ref`` (an OuterRef path) last changed."""
+    return Subquery(
+        Summary.objects.filter(paper=OuterRef(paper_ref))
+        .order_by("-updated_at")
+        .values("updated_at")[:1]
+    )
+
+
+def _latest_appearance() -> QuerySet[DailyEntry]:
+    return (
+        DailyEntry.objects.published()
+        .filter(paper=OuterRef("pk"))
+        .order_by("-daily__date", "position")
+    )
+
+
+def paper_appeared_at() -> Subquery:
+    """For a queryset of published papers: when the latest daily it appeared in went out."""
+    return Subquery(_latest_appearance().values("daily__published_at")[:1])
+
+
+def paper_content_updated() -> Greatest:
+    """For published papers: the last change to what their page and feed items show — the
+    paper, a summary, or a new appearance in a published daily."""
+    return latest_of("updated_at", paper_appeared_at(), _summaries_updated("pk"))
+
+
+def daily_content_updated() -> Greatest:
+    """For dailies: the last change to the daily, one of its papers or their summaries."""
+    papers_updated = Subquery(
+        DailyEntry.objects.filter(daily=OuterRef("pk"))
+        .order_by("-paper__updated_at")
+        .values("paper__updated_at")[:1]
+    )
+    summaries_updated = Subquery(
+        Summary.objects.filter(paper__daily_entries__daily=OuterRef("pk"))
+        .order_by("-updated_at")
+        .values("updated_at")[:1]
+    )
+    return latest_of("updated_at", papers_updated, summaries_updated)
+
+
+class ContentFeed(Feed):
+    """An Atom feed made for one request (``as_view``), so it may keep what it has read.
+
+    Subclasses say which object the URL names (``target``), which items it shows
+    (``item_rows``, annotated with ``content_updated``) and how to describe them.
+    """
+
+    feed_type = Atom1Feed
+    item_guid_is_permalink = False
+    author_name = "Paper Daily"
+
+    def __init__(self, request: HttpRequest) -> None:
+        self.request = request
+        self.lang = get_language()
+
+    @classmethod
+    def as_view(cls):
+        def view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            feed = cls(request)
+            problem = feed.invalid(request)
+            if problem:
+                return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
+            conditional = condition(
+                etag_func=lambda r, *a, **k: feed.validators(*a, **k)[0],
+                last_modified_func=lambda r, *a, **k: feed.validators(*a, **k)[1],
+            )
+            return conditional(feed)(request, *args, **kwargs)
+
+        view.feed_class = cls
+        return view
+
+    # --- what subclasses provide ---------------------------------------------------------
+
+    def target(self, **kwargs):
+        return None
+
+    def item_rows(self, obj) -> QuerySet:
+        raise NotImplementedError
+
+    def invalid(self, request: HttpRequest) -> str | None:
+        """Why the query string cannot be served (a 400), or None."""
+        return None
+
+    # --- shared machinery ----------------------------------------------------------------
+
+    @property
+    def language(self) -> str:
+        return FEED_LANGUAGES.get(self.lang, self.lang)
+
+    @cached_property
+    def host(self) -> str:
+        """The host readers reached the site by, without a port (tag URIs take none)."""
+        return urlsplit(f"//{self.request.get_host()}").hostname or "localhost"
+
+    def tag(self, *parts: object) -> str:
+        return f"tag:{self.host},{TAG_DATE}:" + "/".join(str(p) for p in parts)
+
+    def absolute(self, path: str) -> str:
+        return self.request.build_absolute_uri(path)
+
+    def get_object(self, request: HttpRequest, *args, **kwargs):
+        if not hasattr(self, "_object"):
+            self._object = self.target(**kwargs)
+        return self._object
+
+    def items(self, obj) -> list:
+        if not hasattr(self, "_items"):
+            self._items = list(self.item_rows(obj)[:FEED_ITEMS])
+        return self._items
+
+    def stamps(self, obj) -> list[tuple[int, dt.datetime]]:
+        """(id, content time) of each item the feed shows: one query, no prefetches."""
+        return list(
+            self.item_rows(obj)
+            .prefetch_related(None)
+            .values_list("pk", "content_updated")[:FEED_ITEMS]
+        )
+
+    def validators(self, *args, **kwargs) -> tuple[str | None, dt.datetime | None]:
+        """ETag and Last-Modified of the feed; (None, None) when the URL names nothing."""
+        if not hasattr(self, "_validators"):
+            try:
+                obj = self.get_object(self.request, *args, **kwargs)
+            except Http404:  # the view raises it again and answers 404
+                self._validators = (None, None)
+                return self._validators
+            stamps = self.stamps(obj)
+            digest = hashlib.sha256(
+                repr((type(self).__name__, self.lang, stamps)).encode()
+            ).hexdigest()[:24]
+            self._validators = (
+                f'"{digest}"',
+                max((at for _, at in stamps), default=None),
+            )
+        return self._validators
+
+    def item_updateddate(self, item) -> dt.datetime:
+        return item.content_updated
+
+    def render(self, template: str, **context) -> str:
+        """An item body; no request, so no context processor runs once per item."""
+        base = self.absolute("/").rstrip("/")
+        return render_to_string(template, {"LANG": self.lang, "base": base, **context})
+
+
+def _paper_prefetches(prefix: str) -> list:
+    return [f"{prefix}{lookup}" for lookup in PAPER_LOOKUPS]
+
+
+def _active_track(slug: str) -> Track:
+    return get_object_or_404(Track, slug=slug, is_active=True)
+
+
+def _feed_title(name: str) -> str:
+    return f"{name} — {gettext('Paper Daily')}"
+
+
+class TrackDailiesFeed(ContentFeed):
+    """``/<lang>/feeds/<track>.atom``: one item per published daily, newest first."""
+
+    def target(self, *, track: str) -> Track:
+        return _active_track(track)
+
+    def item_rows(self, track: Track) -> QuerySet[Daily]:
+        entries = (
+            DailyEntry.objects.select_related("paper", "paper__venue")
+            .prefetch_related(*_paper_prefetches("paper__"))
+            .order_by("position")
+        )
+        return (
+            Daily.objects.published()
+            .filter(track=track)
+            .select_related("track")
+            .annotate(content_updated=daily_content_updated())
+            .prefetch_related(Prefetch("entries", queryset=entries, to_attr="feed_entries"))
+            .order_by("-date")
+        )
+
+    def title(self, track: Track) -> str:
+        return _feed_title(track.name(self.lang))
+
+    def subtitle(self, track: Track) -> str:
+        return track.description(self.lang)
+
+    description = subtitle
+
+    def link(self, track: Track) -> str:
+        return self.absolute(reverse("dailies:track", args=[track.slug]))
+
+    def feed_guid(self, track: Track) -> str:
+        return self.tag("feed", "dailies", track.slug, self.lang)
+
+    def item_title(self, daily: Daily) -> str:
+        # The daily page's own heading, in the page's language.
+        return gettext("%(track_name)s — Paper Daily, %(date)s") % {
+            "track_name": daily.track.name(self.lang),
+            "date": daily.date.isoformat(),
+        }
+
+    def item_link(self, daily: Daily) -> str:
+        return self.absolute(daily.get_absolute_url())
+
+    def item_guid(self, daily: Daily) -> str:
+        return self.tag("daily", daily.track.slug, daily.date.isoformat(), self.lang)
+
+    def item_pubdate(self, daily: Daily) -> dt.datetime:
+        return daily.published_at
+
+    def item_description(self, daily: Daily) -> str:
+        return self.render(
+            "dailies/feeds/daily.html",
+            daily=daily,
+            entries=daily.feed_entries,
+            intro=localized(daily, "intro", self.lang),
+            daily_url=self.item_link(daily),
+        )
+
+
+class TrackDailiesRssFeed(TrackDailiesFeed):
+    """``/<lang>/feeds/<track>.rss``: the same items as RSS 2.0."""
+
+    feed_type = Rss201rev2Feed
+
+
+class TrackPapersFeed(ContentFeed):
+    """``/<lang>/feeds/<track>/papers.atom``: one item per selected paper, newest daily first
+    and in each daily's order."""
+
+    def target(self, *, track: str) -> Track:
+        return _active_track(track)
+
+    def item_rows(self, track: Track) -> QuerySet[DailyEntry]:
+        return (
+            DailyEntry.objects.published()
+            .filter(daily__track=track)
+            .select_related("daily", "daily__track", "paper", "paper__venue")
+            .prefetch_related(*_paper_prefetches("paper__"))
+            .annotate(
+                content_updated=latest_of(
+                    "daily__published_at", F("paper__updated_at"), _summaries_updated("paper_id")
+                )
+            )
+            .order_by("-daily__date", "position")
+        )
+
+    def title(self, track: Track) -> str:
+        return _feed_title(f"{track.name(self.lang)} · {gettext('Papers')}")
+
+    def subtitle(self, track: Track) -> str:
+        return track.description(self.lang)
+
+    description = subtitle
+
+    def link(self, track: Track) -> str:
+        return self.absolute(reverse("dailies:track", args=[track.slug]))
+
+    def feed_guid(self, track: Track) -> str:
+        return self.tag("feed", "papers", track.slug, self.lang)
+
+    def item_title(self, entry: DailyEntry) -> str:
+        return _paper_heading(entry.paper, self.lang)
+
+    def item_link(self, entry: DailyEntry) -> str:
+        return self.absolute(reverse("dailies:paper", args=[entry.paper.slug]))
+
+    def item_guid(self, entry: DailyEntry) -> str:
+        daily = entry.daily
+        return self.tag(
+            "daily", daily.track.slug, daily.date.isoformat(), "paper", entry.paper_id, self.lang
+        )
+
+    def item_pubdate(self, entry: DailyEntry) -> dt.datetime:
+        return entry.daily.published_at
+
+    def item_description(self, entry: DailyEntry) -> str:
+        return self.render(
+            "dailies/feeds/paper.html",
+            paper=entry.paper,
+            score=entry.score,
+            is_lead=entry.is_lead,
+            appearances=[entry.daily],
+        )
+
+
+def _paper_heading(paper, lang: str) -> str:
+    return entry_heading(paper, paper.summary(lang))
+
+
+class PaperListFeed(ContentFeed):
+    """Papers of published dailies, newest appearance first, as on the topic page."""
+
+    def papers(self) -> QuerySet:
+        """``index_papers()`` with each paper's latest published appearance and content time."""
+        return index_papers().annotate(
+            appeared_at=paper_appeared_at(), content_updated=paper_content_updated()
+        )
+
+    def item_title(self, paper) -> str:
+        return _paper_heading(paper, self.lang)
+
+    def item_link(self, paper) -> str:
+        return self.absolute(reverse("dailies:paper", args=[paper.slug]))
+
+    def item_guid(self, paper) -> str:
+        return self.tag("paper", paper.pk, self.lang)
+
+    def item_pubdate(self, paper) -> dt.datetime:
+        return paper.appeared_at
+
+    def item_description(self, paper) -> str:
+        latest = paper.published_entries[0] if paper.published_entries else None
+        return self.render(
+            "dailies/feeds/paper.html",
+            paper=paper,
+            score=latest.score if latest else None,
+            is_lead=False,
+            appearances=list({e.daily_id: e.daily for e in paper.published_entries}.values()),
+        )
+
+
+class TopicFeed(PaperListFeed):
+    """``/<lang>/feeds/topics/<slug>.atom``: the topic's published papers, newest first."""
+
+    def target(self, *, slug: str) -> Topic:
+        return get_object_or_404(Topic, slug=slug)
+
+    def item_rows(self, topic: Topic) -> QuerySet:
+        return self.papers().filter(topics=topic)
+
+    def title(self, topic: Topic) -> str:
+        return _feed_title(gettext("Topic: %(topic_name)s") % {"topic_name": topic.name(self.lang)})
+
+    subtitle = description = title
+
+    def link(self, topic: Topic) -> str:
+        return self.absolute(reverse("dailies:topic", args=[topic.slug]))
+
+    def feed_guid(self, topic: Topic) -> str:
+        return self.tag("feed", "topic", topic.slug, self.lang)
+
+
+class SearchFeedQuery(forms.Form):
+    """``?q=…&topic=…&track=…&from=…&to=…``: as on the index page, but a feed URL that
+    cannot mean anything is refused rather than silently widened."""
+
+    q = forms.CharField(required=False, strip=True)
+    topic = forms.SlugField(required=False, max_length=50)
+    track = forms.SlugField(required=False, max_length=50)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # "from" is a Python keyword.
+        self.fields["from"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+        self.fields["to"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
+
+    def clean_q(self) -> str:
+        # Cut, as on the index page and in the API (the service bounds it in one place).
+        return normalise_query(self.cleaned_data["q"])
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if not self.errors and not any(data.get(k) for k in ("q", "topic", "track", "from", "to")):
+            raise forms.ValidationError("give q (the search) or at least one filter")
+        return data
+
+    def problem(self) -> str | None:
+        if self.is_valid():
+            return None
+        lines = [
+            f"{field or 'query'}: {' '.join(messages)}" for field, messages in self.errors.items()
+        ]
+        return "This search feed's query string is not valid.\n" + "\n".join(lines) + "\n"
+
+
+class SearchFeed(PaperListFeed):
+    """``/<lang>/feeds/search.atom?q=…&topic=…``: the papers a search finds, newest first.
+
+    The search service ranks the matches (at most its ``MAX_RESULTS``); the feed shows the
+    newest of them, so a new paper that matches comes first whatever its rank.
+    """
+
+    def invalid(self, request: HttpRequest) -> str | None:
+        self.query = SearchFeedQuery(request.GET)
+        return self.query.problem()
+
+    @property
+    def params(self) -> dict:
+        return self.query.cleaned_data
+
+    def target(self) -> Filters:
+        data = self.params
+        return Filters(
+            topic=data["topic"] or None,
+            track=data["track"] or None,
+            date_from=data["from"],
+            date_to=data["to"],
+        )
+
+    def item_rows(self, filters: Filters) -> QuerySet:
+        if not self.params["q"]:
+            return self.papers().filter(pk__in=browse(filters).prefetch_related(None).values("pk"))
+        return self.papers().filter(pk__in=self.matches(filters))
+
+    def matches(self, filters: Filters) -> list[int]:
+        """The ids of every paper the search finds (the search runs once per request)."""
+        if not hasattr(self, "_matches"):
+            results = search(
+                self.params["q"],
+                topic=filters.topic,
+                track=filters.track,
+                date_from=filters.date_from,
+                date_to=filters.date_to,
+                language=self.lang,
+            )
+            self._matches = [hit.paper_id for hit in results[:MAX_RESULTS]]
+        return self._matches
+
+    def _label(self) -> str:
+        data = self.params
+        parts = [f"“{data['q']}”"] if data["q"] else []
+        if data["topic"]:
+            topic = Topic.objects.filter(slug=data["topic"]).first()
+            name = topic.name(self.lang) if topic else data["topic"]
+            parts.append(gettext("Topic: %(topic_name)s") % {"topic_name": name})
+        if data["track"]:
+            parts.append(data["track"])
+        return " · ".join(parts) or gettext("All papers")
+
+    def title(self, filters: Filters) -> str:
+        return _feed_title(f"{gettext('Search')}: {self._label()}")
+
+    subtitle = description = title
+
+    def link(self, filters: Filters) -> str:
+        return self.absolute(f"{reverse('dailies:paper_index')}?{self.query_string()}")
+
+    def feed_url(self, filters: Filters) -> str:
+        return self.absolute(f"{reverse('dailies:search_feed')}?{self.query_string()}")
+
+    def query_string(self) -> str:
+        data = self.params
+        values = {
+            "q": data["q"],
+            "topic": data["topic"],
+            "track": data["track"],
+            "from": data["from"].isoformat() if data["from"] else "",
+            "to": data["to"].isoformat() if data["to"] else "",
+        }
+        return urlencode({k: v for k, v in values.items() if v})
+
+    def feed_guid(self, filters: Filters) -> str:
+        return self.tag("feed", "search", self.lang, self.query_string())
