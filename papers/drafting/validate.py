@@ -86,6 +86,8 @@ def takeaway_span(takeaway: str, summary: str) -> str | None:
     """The part of ``summary`` that is the takeaway, up to whitespace, quotes and a final
     full stop; None when the summary does not contain it. The drafter stores this span, so
     the stored takeaway occurs verbatim in the stored summary."""
+    if takeaway and takeaway in summary:
+        return takeaway
     needle, _ = _normalised_with_positions(takeaway)
     needle = needle.rstrip(_END)
     haystack, positions = _normalised_with_positions(summary)
