@@ -3,12 +3,15 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from digest_site import health
+from digest_site import health, sitemaps
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("robots.txt", sitemaps.robots_txt, name="robots"),
+    path("sitemap.xml", sitemaps.sitemap, name="sitemap"),
+    path("sitemap-<slug:section>.xml", sitemaps.sitemap_section, name="sitemap_section"),
     path("api/v1/", include("dailies.api")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
