@@ -11,7 +11,7 @@ from pathlib import Path
 from django.db import transaction
 
 from deepdives.models import DeepDive, ReferenceCode
-from deepdives.services import reference_sync
+from deepdives.services import deep_dive_save, reference_sync
 from papers.models import Paper
 
 CONTENT_DIR = Path(__file__).resolve().parent / "content"
@@ -42,6 +42,5 @@ def demo_load_deep_dives() -> int:
         deep_dive.title_zh, deep_dive.body_zh = title_zh, body_zh
         deep_dive.status = DeepDive.Status.PUBLISHED
         deep_dive.reference_code = codes.get(paper.pk)
-        deep_dive.full_clean()
-        deep_dive.save()
+        deep_dive_save(deep_dive=deep_dive, user=None)  # the system: audited, never refused
     return len(slugs)

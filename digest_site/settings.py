@@ -17,7 +17,15 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
-from digest_site.env import env_bool, env_choice, env_int, env_list, env_required, env_str
+from digest_site.env import (
+    env_bool,
+    env_choice,
+    env_email_url,
+    env_int,
+    env_list,
+    env_required,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR") or BASE_DIR / "var")
@@ -69,6 +77,7 @@ INSTALLED_APPS = [
     "papers",
     "dailies",
     "deepdives",
+    "subscriptions",
 ]
 
 MIDDLEWARE = [
@@ -294,6 +303,19 @@ SPECTACULAR_SETTINGS = {
 }
 
 PAGE_SIZE = env_int("PAGE_SIZE", 30, minimum=1)
+
+# Mail (the email digest and its confirmations): EMAIL_URL is smtp://user:pass@host:587?tls=1,
+# smtps://user:pass@host:465 or unset, which prints every mail to the console.
+_EMAIL = env_email_url("EMAIL_URL")
+EMAIL_BACKEND = _EMAIL["EMAIL_BACKEND"]
+EMAIL_HOST, EMAIL_PORT = _EMAIL["EMAIL_HOST"], _EMAIL["EMAIL_PORT"]
+EMAIL_HOST_USER, EMAIL_HOST_PASSWORD = _EMAIL["EMAIL_HOST_USER"], _EMAIL["EMAIL_HOST_PASSWORD"]
+EMAIL_USE_TLS, EMAIL_USE_SSL = _EMAIL["EMAIL_USE_TLS"], _EMAIL["EMAIL_USE_SSL"]
+EMAIL_TIMEOUT = _EMAIL["EMAIL_TIMEOUT"]
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "Paper Daily <digest@localhost>"
+SERVER_EMAIL = env_str("SERVER_EMAIL") or DEFAULT_FROM_EMAIL
+# The mailto: half of every digest's List-Unsubscribe header (RFC 2369); blank leaves it out.
+DIGEST_UNSUBSCRIBE_MAILTO = env_str("DIGEST_UNSUBSCRIBE_MAILTO") or ""
 
 # Ingest. arXiv asks for at most one request every 3 seconds from all our workers together.
 ARXIV_API_URL = env_str("ARXIV_API_URL") or "https://export.arxiv.org/api/query"

@@ -205,3 +205,17 @@ def worker(transactional_db, tmp_path):
             proc.wait()
         log_file.close()
         connection.close()
+
+
+@pytest.fixture
+def smtp_server(settings):
+    """A real SMTP server on 127.0.0.1 that stores what it receives; Django mails to it."""
+    from tests.smtp_server import SMTPServer
+
+    with SMTPServer() as server:
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT = server.host, server.port
+        settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+        settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+        settings.EMAIL_TIMEOUT = 5
+        yield server

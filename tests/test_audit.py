@@ -227,3 +227,15 @@ def test_a_deep_dive_page_in_the_admin_shows_its_history(db, editor, editor_clie
     deep_dive_services.deep_dive_publish(deep_dive=dive, user=editor)
     html = editor_client.get(reverse("admin:deepdives_deepdive_change", args=[dive.pk]))
     assert "Published" in html.content.decode().split('class="audit-history"', 1)[1]
+
+
+def test_the_demo_import_is_recorded_once_as_the_system(demo):
+    from deepdives.demo import demo_load_deep_dives
+
+    loaded = demo_load_deep_dives()
+    records = AuditRecord.objects.all()
+    published = Daily.objects.published().count()
+    assert {(r.actor, r.action) for r in records} == {("system", Action.PUBLISH)}
+    assert records.count() == published + loaded
+    demo_load_deep_dives()  # nothing changed: nothing recorded
+    assert AuditRecord.objects.count() == published + loaded
