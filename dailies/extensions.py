@@ -41,3 +41,19 @@ def papers_with_feature(name: str, paper_ids: list[int]) -> set[int]:
     """The papers among ``paper_ids`` with the feature; none when no app registered it."""
     feature = _paper_features.get(name)
     return feature(paper_ids) if feature is not None and paper_ids else set()
+
+
+# Apps above us act when a daily goes out (subscriptions mails it). Publishing calls each
+# callback with the daily's id once the publishing transaction has committed.
+PublishedCallback = Callable[[int], None]
+_published_callbacks: list[PublishedCallback] = []
+
+
+def register_on_publish(callback: PublishedCallback) -> None:
+    """``callback(daily_id)`` runs after the transaction that published the daily commits."""
+    if callback not in _published_callbacks:
+        _published_callbacks.append(callback)
+
+
+def published_callbacks() -> list[PublishedCallback]:
+    return list(_published_callbacks)

@@ -7,6 +7,7 @@ default that happens to be unsafe.
 from __future__ import annotations
 
 import os
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -63,3 +64,61 @@ def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name}={value!r} must be one of {', '.join(choices)}")
     return value
+
+
+_EMAIL_SCHEMES = {"smtp": 25, "smtps": 465, "console": None}
+_EMAIL_OPTIONS = {"tls", "timeout"}
+
+
+def env_email_url(name: str, *, default_timeout: int = 30) -> dict[str, object]:
+    """Django's EMAIL_* settings from one URL: ``smtp://user:pass@host:587?tls=1`` (STARTTLS),
+    ``smtps://user:pass@host:465`` (TLS from the start) or ``console://``; unset is the
+    console. User and password are percent-decoded; ``timeout`` is in seconds."""
+    value = env_str(name)
+    console = {
+        "EMAIL_BACKEND": "django.core.mail.backends.console.EmailBackend",
+        "EMAIL_HOST": "localhost",
+        "EMAIL_PORT": 25,
+        "EMAIL_HOST_USER": "",
+        "EMAIL_HOST_PASSWORD": "",
+        "EMAIL_USE_TLS": False,
+        "EMAIL_USE_SSL": False,
+        "EMAIL_TIMEOUT": default_timeout,
+    }
+    if not value:
+        return console
+    shown = f"{name}={value.split('@')[-1]!r}"  # never echo a password
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{shown} is not a mail URL: {exc}") from None
+    if parts.scheme not in _EMAIL_SCHEMES:
+        raise ImproperlyConfigured(f"{shown}: the scheme must be smtp, smtps or console")
+    if parts.scheme == "console":
+        return console
+    if not parts.hostname:
+        raise ImproperlyConfigured(f"{shown} has no host")
+    query = parse_qs(parts.query, keep_blank_values=True)
+    unknown = sorted(set(query) - _EMAIL_OPTIONS)
+    if unknown or any(len(v) > 1 for v in query.values()):
+        raise ImproperlyConfigured(f"{shown}: unknown or repeated options {unknown or ''}")
+    tls = query.get("tls", ["0"])[0].strip().lower()
+    if tls not in _TRUE | _FALSE:
+        raise ImproperlyConfigured(f"{shown}: tls must be 1 or 0")
+    use_tls = tls in _TRUE
+    if use_tls and parts.scheme == "smtps":
+        raise ImproperlyConfigured(f"{shown}: smtps is TLS already; tls=1 is for smtp (STARTTLS)")
+    timeout = query.get("timeout", [str(default_timeout)])[0]
+    if not timeout.isdigit() or int(timeout) < 1:
+        raise ImproperlyConfigured(f"{shown}: timeout must be a whole number of seconds >= 1")
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "EMAIL_HOST": parts.hostname,
+        "EMAIL_PORT": port or _EMAIL_SCHEMES[parts.scheme],
+        "EMAIL_HOST_USER": unquote(parts.username or ""),
+        "EMAIL_HOST_PASSWORD": unquote(parts.password or ""),
+        "EMAIL_USE_TLS": use_tls,
+        "EMAIL_USE_SSL": parts.scheme == "smtps",
+        "EMAIL_TIMEOUT": int(timeout),
+    }

@@ -26,7 +26,18 @@ SCORE_VALIDATORS = [MinValueValidator(SCORE_MIN), MaxValueValidator(SCORE_MAX)]
 
 # Track slugs share the URL space /<lang>/<track>/ with the site's fixed sections.
 RESERVED_TRACK_SLUGS = frozenset(
-    {"papers", "deep-dives", "topics", "code", "api", "feeds", "admin", "static", "search"}
+    {
+        "papers",
+        "deep-dives",
+        "topics",
+        "code",
+        "api",
+        "feeds",
+        "admin",
+        "static",
+        "search",
+        "subscribe",
+    }
 )
 
 

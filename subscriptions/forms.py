@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from django import forms
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+
+from papers.languages import Language
+from papers.models import Topic, Track
+from subscriptions.limits import EMAIL_MAX_LENGTH
+
+
+class _LocalNameChoiceField(forms.ModelChoiceField):
+    """Tracks and topics by their name in the page's language."""
+
+    def label_from_instance(self, obj) -> str:
+        return obj.name(get_language())
+
+
+class _ChoicesForm(forms.Form):
+    track = _LocalNameChoiceField(
+        label=_("Track"), queryset=Track.objects.filter(is_active=True), empty_label=None
+    )
+    language = forms.ChoiceField(label=_("Language of the mails"), choices=Language.choices)
+    topic = _LocalNameChoiceField(
+        label=_("Only dailies with a paper on this topic"),
+        queryset=Topic.objects.all(),
+        required=False,
+        empty_label=_("Every daily"),
+    )
+
+
+class SubscribeForm(_ChoicesForm):
+    email = forms.EmailField(label=_("Email address"), max_length=EMAIL_MAX_LENGTH)
+    # The honeypot: hidden from people (the template wraps it in ``hidden``), filled by bots.
+    website = forms.CharField(
+        required=False,
+        label=_("Leave this empty"),
+        widget=forms.TextInput(attrs={"tabindex": "-1", "autocomplete": "off"}),
+    )
+
+    field_order = ["email", "track", "language", "topic", "website"]
+
+    @property
+    def is_bot(self) -> bool:
+        return bool(self.cleaned_data.get("website"))
+
+
+class PreferencesForm(_ChoicesForm):
+    pass

@@ -1,0 +1,37 @@
+"""Every bound of the email digest, in one place (tests reach them here)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+# A confirmation link works this long after it was mailed.
+CONFIRM_MAX_AGE = dt.timedelta(days=3)
+
+# Subscribe requests per address (whatever track or language) within the window; more are
+# refused, so the form cannot be used to flood someone's inbox with confirmations.
+SUBSCRIBE_REQUESTS_PER_ADDRESS = 3
+SUBSCRIBE_WINDOW = dt.timedelta(hours=1)
+
+# Subscribers per send task.
+BATCH_SIZE = 100
+
+# A worker that claimed a delivery and died leaves it QUEUED; after this long another may
+# claim it again. Much longer than one SMTP conversation (EMAIL_TIMEOUT), so a delivery that
+# is still being sent is never claimed twice.
+DELIVERY_LEASE = dt.timedelta(minutes=15)
+
+# Attempts per delivery before it is given up (FAILED); retries back off exponentially.
+DELIVERY_MAX_ATTEMPTS = 4
+RETRY_BACKOFF_BASE = dt.timedelta(minutes=1)
+RETRY_BACKOFF_CAP = dt.timedelta(hours=1)
+
+# Failed attempts in a row (any daily) after which an address is suspended.
+SUSPEND_AFTER_FAILURES = 5
+
+EMAIL_MAX_LENGTH = 254  # RFC 5321 path limit
+TOKEN_BYTES = 32  # secrets.token_urlsafe(32): 43 characters
+
+
+def retry_delay(attempts: int) -> dt.timedelta:
+    """How long to wait after the ``attempts``-th failed attempt."""
+    return min(RETRY_BACKOFF_BASE * (2 ** max(attempts - 1, 0)), RETRY_BACKOFF_CAP)

@@ -1,0 +1,143 @@
+"""Email digest subscribers, the deliveries made to them and the bounces their addresses got.
+
+An address is never shown publicly: pages reach a subscriber only by its random token.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from dailies.models import Daily
+from papers.languages import Language
+from papers.models import Topic, Track
+from subscriptions.limits import EMAIL_MAX_LENGTH, TOKEN_BYTES
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+class SubscriberQuerySet(models.QuerySet):
+    def confirmed(self) -> SubscriberQuerySet:
+        return self.filter(status=Subscriber.Status.CONFIRMED)
+
+
+class Subscriber(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Waiting for confirmation")
+        CONFIRMED = "confirmed", _("Confirmed")
+        UNSUBSCRIBED = "unsubscribed", _("Unsubscribed")
+        SUSPENDED = "suspended", _("Suspended (bounced)")
+
+    email = models.EmailField(max_length=EMAIL_MAX_LENGTH)
+    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="subscribers")
+    language = models.CharField(max_length=5, choices=Language.choices)
+    topic = models.ForeignKey(
+        Topic,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="subscribers",
+        help_text=_("Only dailies with a paper on this topic; blank for every daily."),
+    )
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    # In the preferences and unsubscribe links; whoever holds it manages this subscription.
+    token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
+    failure_count = models.PositiveIntegerField(
+        default=0, editable=False, help_text=_("Failed deliveries in a row.")
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    unsubscribed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    suspended_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = SubscriberQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["email", "track", "language"],
+                name="subscriptions_subscriber_unique_email_track_language",
+            ),
+            models.CheckConstraint(
+                name="subscriptions_subscriber_confirmed_has_time",
+                condition=~Q(status="confirmed") | Q(confirmed_at__isnull=False),
+            ),
+        ]
+        indexes = [
+            # the fan-out: a track's confirmed subscribers
+            models.Index(fields=["track", "status"], name="subscriptions_sub_track_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.track.slug}/{self.language} ({self.status})"
+
+
+class Delivery(models.Model):
+    """One daily to one subscriber. The row is the claim: it is inserted before the mail is
+    sent, and the unique constraint lets only one worker insert it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        SENT = "sent", _("Sent")
+        FAILED = "failed", _("Failed")
+
+    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="deliveries")
+    daily = models.ForeignKey(Daily, on_delete=models.CASCADE, related_name="deliveries")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # Set while a worker holds the claim; cleared when an attempt fails and waits for a retry.
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    message_id = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name_plural = _("deliveries")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subscriber", "daily"], name="subscriptions_delivery_once_per_daily"
+            ),
+            models.CheckConstraint(
+                name="subscriptions_delivery_sent_has_time",
+                condition=~Q(status="sent") | Q(sent_at__isnull=False),
+            ),
+        ]
+        indexes = [
+            # the admin and send_digest: a daily's deliveries by status
+            models.Index(fields=["daily", "status"], name="subscriptions_deliv_daily_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.daily} → subscriber #{self.subscriber_id} ({self.status})"
+
+
+class Bounce(models.Model):
+    class Kind(models.TextChoices):
+        HARD = "hard", _("Hard (permanent)")
+        SOFT = "soft", _("Soft (temporary)")
+
+    email = models.EmailField(max_length=EMAIL_MAX_LENGTH)
+    kind = models.CharField(max_length=4, choices=Kind.choices)
+    detail = models.TextField(blank=True)
+    delivery = models.ForeignKey(
+        Delivery, null=True, blank=True, on_delete=models.SET_NULL, related_name="bounces"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            # the admin: an address's bounces
+            models.Index(fields=["email", "-created_at"], name="subscriptions_bounce_email_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} bounce #{self.pk}"

@@ -1,0 +1,455 @@
+"""Writes of the email digest: subscribing with double opt-in, preferences, unsubscribing,
+and sending each published daily to each confirmed subscriber exactly once.
+
+Exactly once rests on the ``Delivery`` row: a worker inserts it *before* it sends, the
+unique (subscriber, daily) constraint lets only one insert win, and only the winner sends.
+A row left QUEUED by a worker that died is taken over with a conditional UPDATE once its
+lease has run out, never while another worker may still be sending it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import smtplib
+from dataclasses import dataclass, field
+from email.utils import make_msgid
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core import signing
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.core.mail import EmailMultiAlternatives, get_connection
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from dailies.models import Daily, DailyEntry
+from dailies.selectors import daily_entries
+from papers.models import Topic, Track
+from subscriptions import limits
+from subscriptions.models import Bounce, Delivery, Subscriber
+
+log = logging.getLogger(__name__)
+
+_CONFIRM_SALT = "subscriptions.confirm"
+Status = Subscriber.Status
+
+
+class TooManyRequests(Exception):
+    """This address asked to subscribe too often in the window (limits.SUBSCRIBE_*)."""
+
+
+class ConfirmationInvalid(Exception):
+    """The link was tampered with, or its subscription is gone or was cancelled since."""
+
+
+class ConfirmationExpired(ConfirmationInvalid):
+    """The link is older than limits.CONFIRM_MAX_AGE."""
+
+
+def email_normalise(email: str) -> str:
+    return email.strip().lower()
+
+
+def absolute_url(path: str) -> str:
+    return f"{settings.SITE_URL}{path}"
+
+
+# --- subscribing -------------------------------------------------------------------------
+
+
+def subscribe_rate_allows(*, email: str) -> bool:
+    """Counts one request for ``email``; False once the window's allowance is used up."""
+    digest = hashlib.sha256(email_normalise(email).encode()).hexdigest()
+    key = f"subscriptions:subscribe:{digest}"
+    cache.add(key, 0, timeout=int(limits.SUBSCRIBE_WINDOW.total_seconds()))
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr: this is the first of a new window
+        cache.set(key, 1, timeout=int(limits.SUBSCRIBE_WINDOW.total_seconds()))
+        count = 1
+    return count <= limits.SUBSCRIBE_REQUESTS_PER_ADDRESS
+
+
+def subscriber_subscribe(
+    *, email: str, track: Track, language: str, topic: Topic | None = None
+) -> None:
+    """Ask for a subscription. A new or pending one (or one unsubscribed before) gets a
+    confirmation mail; a confirmed or suspended one is left as it is. Returns nothing, so a
+    caller cannot tell the cases apart: the page answers the same whatever the address."""
+    email = email_normalise(email)
+    if not subscribe_rate_allows(email=email):
+        raise TooManyRequests(email)
+    with transaction.atomic():
+        subscriber, created = Subscriber.objects.select_for_update().get_or_create(
+            email=email, track=track, language=language, defaults={"topic": topic}
+        )
+        if created:
+            subscriber.full_clean()
+        elif subscriber.status in (Status.PENDING, Status.UNSUBSCRIBED):
+            # Not confirmed: the latest request says what to confirm.
+            subscriber.status, subscriber.topic = Status.PENDING, topic
+            subscriber.save(update_fields=["status", "topic"])
+        else:
+            return
+        transaction.on_commit(
+            lambda pk=subscriber.pk: _enqueue_confirmation(pk),
+            robust=True,
+        )
+
+
+def _enqueue_confirmation(subscriber_id: int) -> None:
+    from subscriptions.tasks import send_confirmation
+
+    send_confirmation.delay(subscriber_id)
+
+
+def confirmation_token(subscriber: Subscriber) -> str:
+    return signing.TimestampSigner(salt=_CONFIRM_SALT).sign(subscriber.token)
+
+
+def confirmation_message(subscriber: Subscriber) -> EmailMultiAlternatives:
+    with translation.override(subscriber.language):
+        context = {
+            "subscriber": subscriber,
+            "track_name": subscriber.track.name(subscriber.language),
+            "confirm_url": absolute_url(
+                reverse("subscriptions:confirm", args=[confirmation_token(subscriber)])
+            ),
+            "days": limits.CONFIRM_MAX_AGE.days,
+        }
+        subject = _("Confirm your subscription to Paper Daily")
+        body = render_to_string("subscriptions/email/confirm.txt", context)
+    return EmailMultiAlternatives(subject=subject, body=body, to=[subscriber.email])
+
+
+def subscriber_send_confirmation(*, subscriber_id: int) -> bool:
+    """Mail the confirmation link to a pending subscriber; False when there is none."""
+    subscriber = (
+        Subscriber.objects.select_related("track")
+        .filter(pk=subscriber_id, status=Status.PENDING)
+        .first()
+    )
+    if subscriber is None:
+        return False
+    try:
+        confirmation_message(subscriber).send()
+    except smtplib.SMTPRecipientsRefused as exc:
+        code, detail = _refusal(exc)
+        kind = Bounce.Kind.HARD if code >= 500 else Bounce.Kind.SOFT
+        Bounce.objects.create(email=subscriber.email, kind=kind, detail=detail)
+        if kind == Bounce.Kind.SOFT:
+            raise
+        return False
+    return True
+
+
+def subscriber_confirm(*, token: str) -> Subscriber:
+    """Confirm the subscription a confirmation link names (idempotent)."""
+    signer = signing.TimestampSigner(salt=_CONFIRM_SALT)
+    try:
+        raw = signer.unsign(token, max_age=limits.CONFIRM_MAX_AGE)
+    except signing.SignatureExpired:
+        raise ConfirmationExpired(token) from None
+    except signing.BadSignature:
+        raise ConfirmationInvalid(token) from None
+    with transaction.atomic():
+        subscriber = Subscriber.objects.select_for_update().filter(token=raw).first()
+        if subscriber is None or subscriber.status not in (Status.PENDING, Status.CONFIRMED):
+            raise ConfirmationInvalid(token)
+        if subscriber.status == Status.PENDING:
+            subscriber.status = Status.CONFIRMED
+            subscriber.confirmed_at = timezone.now()
+            subscriber.full_clean()
+            subscriber.save(update_fields=["status", "confirmed_at"])
+    return subscriber
+
+
+def subscriber_update(
+    *, subscriber: Subscriber, track: Track, language: str, topic: Topic | None
+) -> Subscriber:
+    """Change what a subscription receives; its address and status stay."""
+    with transaction.atomic():
+        stored = Subscriber.objects.select_for_update().get(pk=subscriber.pk)
+        stored.track, stored.language, stored.topic = track, language, topic
+        taken = (
+            Subscriber.objects.filter(email=stored.email, track=track, language=language)
+            .exclude(pk=stored.pk)
+            .exists()
+        )
+        if taken:
+            raise ValidationError(
+                _("You already have a subscription to this track in this language.")
+            )
+        stored.full_clean(validate_unique=False, validate_constraints=False)
+        stored.save(update_fields=["track", "language", "topic"])
+    return stored
+
+
+def subscriber_unsubscribe(*, subscriber: Subscriber) -> Subscriber:
+    """Stop every mail to this subscription at once (idempotent)."""
+    now = timezone.now()
+    Subscriber.objects.filter(pk=subscriber.pk).exclude(status=Status.UNSUBSCRIBED).update(
+        status=Status.UNSUBSCRIBED, unsubscribed_at=now
+    )
+    subscriber.refresh_from_db()
+    return subscriber
+
+
+# --- sending -----------------------------------------------------------------------------
+
+
+def digest_recipients(daily: Daily) -> QuerySet[Subscriber]:
+    """Confirmed subscribers of the daily's track who should get it and have not had it
+    (nor been given up on): those without a topic, and those whose topic one of its papers
+    has. Runs no query until evaluated."""
+    topics = Topic.objects.filter(papers__daily_entries__daily=daily)
+    done = Delivery.objects.filter(
+        subscriber=OuterRef("pk"),
+        daily=daily,
+        status__in=[Delivery.Status.SENT, Delivery.Status.FAILED],
+    )
+    return (
+        Subscriber.objects.confirmed()
+        .filter(track_id=daily.track_id)
+        .filter(Q(topic__isnull=True) | Q(topic__in=topics))
+        .exclude(Exists(done))
+        .order_by("pk")
+    )
+
+
+def digest_batches(*, daily_id: int) -> list[list[int]]:
+    """The recipients of a published daily in batches of limits.BATCH_SIZE ids; none for a
+    daily readers cannot see."""
+    daily = Daily.objects.published().filter(pk=daily_id).first()
+    if daily is None:
+        return []
+    ids = list(digest_recipients(daily).values_list("pk", flat=True).distinct())
+    return [ids[i : i + limits.BATCH_SIZE] for i in range(0, len(ids), limits.BATCH_SIZE)]
+
+
+def delivery_claim(*, subscriber_id: int, daily_id: int) -> Delivery | None:
+    """Take the right to send this daily to this subscriber, or None if it is not ours:
+    sent, given up, or held by another worker whose lease has not run out."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            return Delivery.objects.create(
+                subscriber_id=subscriber_id, daily_id=daily_id, claimed_at=now, attempts=1
+            )
+    except IntegrityError:
+        pass  # the row exists: someone claimed it before
+    row = Delivery.objects.filter(subscriber_id=subscriber_id, daily_id=daily_id)
+    free = Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - limits.DELIVERY_LEASE)
+    taken = row.filter(
+        free, status=Delivery.Status.QUEUED, attempts__lt=limits.DELIVERY_MAX_ATTEMPTS
+    ).update(claimed_at=now, attempts=F("attempts") + 1)
+    if taken:
+        return row.get()
+    # A worker died during the last allowed attempt: give the delivery up.
+    row.filter(free, status=Delivery.Status.QUEUED).update(
+        status=Delivery.Status.FAILED, claimed_at=None
+    )
+    return None
+
+
+@dataclass
+class BatchOutcome:
+    sent: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)  # not ours, or not for them
+    failed: list[int] = field(default_factory=list)  # given up
+    retry: list[int] = field(default_factory=list)  # try again after ``retry_in`` seconds
+    retry_in: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "sent": len(self.sent),
+            "skipped": len(self.skipped),
+            "failed": len(self.failed),
+            "retry": len(self.retry),
+        }
+
+
+def _site_domain() -> str:
+    return urlsplit(settings.SITE_URL).hostname or "localhost"
+
+
+def _daily_topics(entries: list[DailyEntry]) -> set[int]:
+    return {t.pk for e in entries for t in e.paper.topics.all()}
+
+
+def digest_message(
+    *, daily: Daily, entries: list[DailyEntry], subscriber: Subscriber, message_id: str
+) -> EmailMultiAlternatives:
+    """The daily as one multipart mail (plain text + HTML) in the subscriber's language,
+    with one-click unsubscribe headers (RFC 8058) and absolute links."""
+    language = subscriber.language
+    with translation.override(language):
+        unsubscribe_url = absolute_url(
+            reverse("subscriptions:unsubscribe", args=[subscriber.token])
+        )
+        track_name = daily.track.name(language)
+        context = {
+            "daily": daily,
+            "track": daily.track,
+            "track_name": track_name,
+            "entries": entries,
+            "LANG": language,
+            "site_url": settings.SITE_URL,
+            "daily_url": absolute_url(daily.get_absolute_url()),
+            "unsubscribe_url": unsubscribe_url,
+            "preferences_url": absolute_url(
+                reverse("subscriptions:preferences", args=[subscriber.token])
+            ),
+        }
+        subject = _("%(track_name)s — Paper Daily, %(date)s") % {
+            "track_name": track_name,
+            "date": daily.date.isoformat(),
+        }
+        text = render_to_string("subscriptions/email/digest.txt", context)
+        html = render_to_string("subscriptions/email/digest.html", context)
+    unsubscribe = [f"<{unsubscribe_url}>"]
+    if settings.DIGEST_UNSUBSCRIBE_MAILTO:
+        unsubscribe.append(
+            f"<mailto:{settings.DIGEST_UNSUBSCRIBE_MAILTO}?subject=unsubscribe%20{subscriber.token}>"
+        )
+    message = EmailMultiAlternatives(
+        subject=subject,
+        body=text,
+        to=[subscriber.email],
+        headers={
+            "Message-ID": message_id,
+            "List-Id": f"<{daily.track.slug}.{language}.digest.{_site_domain()}>",
+            "List-Unsubscribe": ", ".join(unsubscribe),
+            "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            "Auto-Submitted": "auto-generated",
+        },
+    )
+    message.attach_alternative(html, "text/html")
+    return message
+
+
+def _refusal(exc: smtplib.SMTPRecipientsRefused) -> tuple[int, str]:
+    code, reply = next(iter(exc.recipients.values()), (0, b""))
+    text = reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply)
+    return int(code), f"{code} {text}"[:1000]
+
+
+def _suspend(email: str) -> None:
+    """The address bounces: stop mailing it, on every subscription it has."""
+    Subscriber.objects.filter(email=email).exclude(status=Status.UNSUBSCRIBED).update(
+        status=Status.SUSPENDED, suspended_at=timezone.now()
+    )
+
+
+def _delivery_sent(delivery: Delivery, subscriber: Subscriber, message_id: str) -> None:
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status=Delivery.Status.SENT,
+        sent_at=timezone.now(),
+        claimed_at=None,
+        message_id=message_id,
+        last_error="",
+    )
+    Subscriber.objects.filter(pk=subscriber.pk, failure_count__gt=0).update(failure_count=0)
+
+
+def _delivery_failed(delivery: Delivery, error: str, *, final: bool) -> bool:
+    """Record a failed attempt; True when the delivery will be retried."""
+    final = final or delivery.attempts >= limits.DELIVERY_MAX_ATTEMPTS
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status=Delivery.Status.FAILED if final else Delivery.Status.QUEUED,
+        claimed_at=None,
+        last_error=error[:1000],
+    )
+    return not final
+
+
+def _address_failed(subscriber: Subscriber) -> None:
+    """One more failure the address itself caused; too many in a row suspend it."""
+    Subscriber.objects.filter(pk=subscriber.pk).update(failure_count=F("failure_count") + 1)
+    subscriber.refresh_from_db(fields=["failure_count"])
+    if subscriber.failure_count >= limits.SUSPEND_AFTER_FAILURES:
+        _suspend(subscriber.email)
+
+
+def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutcome:
+    """Send a published daily to those of ``subscriber_ids`` still due it, each at most once.
+
+    Safe to run twice, or in two workers at once: each mail is sent only by the worker that
+    claimed its delivery. A hard bounce suspends the address and the batch goes on."""
+    outcome = BatchOutcome()
+    # Re-checked here: a daily unpublished after the fan-out is mailed to no one.
+    daily = Daily.objects.published().select_related("track").filter(pk=daily_id).first()
+    if daily is None:
+        outcome.skipped = list(subscriber_ids)
+        return outcome
+    entries = daily_entries(daily)
+    topics = _daily_topics(entries)
+    subscribers = {
+        s.pk: s
+        for s in Subscriber.objects.confirmed().filter(pk__in=subscriber_ids, track=daily.track)
+    }
+    connection = get_connection(fail_silently=False)
+    retry_attempts = 0
+    try:
+        for pk in subscriber_ids:
+            subscriber = subscribers.get(pk)
+            if subscriber is None or (subscriber.topic_id and subscriber.topic_id not in topics):
+                outcome.skipped.append(pk)
+                continue
+            # Still confirmed now (an unsubscribe, or a bounce earlier in this batch)?
+            still = Subscriber.objects.confirmed().filter(pk=pk).exists()
+            delivery = delivery_claim(subscriber_id=pk, daily_id=daily.pk) if still else None
+            if delivery is None:
+                outcome.skipped.append(pk)
+                continue
+            message_id = make_msgid(domain=_site_domain())
+            message = digest_message(
+                daily=daily, entries=entries, subscriber=subscriber, message_id=message_id
+            )
+            try:
+                connection.open()  # no-op while open; reconnects after a failure closed it
+                connection.send_messages([message])
+            except smtplib.SMTPRecipientsRefused as exc:
+                code, detail = _refusal(exc)
+                hard = code >= 500
+                Bounce.objects.create(
+                    email=subscriber.email,
+                    kind=Bounce.Kind.HARD if hard else Bounce.Kind.SOFT,
+                    detail=detail,
+                    delivery=delivery,
+                )
+                if hard:
+                    _suspend(subscriber.email)
+                else:
+                    _address_failed(subscriber)
+                retry = _delivery_failed(delivery, detail, final=hard)
+            except smtplib.SMTPDataError as exc:
+                # The server refused this message (5xx: for good; 4xx: try again later).
+                detail = f"{exc.smtp_code} {exc.smtp_error!r}"
+                _address_failed(subscriber)
+                retry = _delivery_failed(delivery, detail, final=exc.smtp_code >= 500)
+            except (smtplib.SMTPException, OSError) as exc:
+                # The server or the network, not the address: retried, never held against it.
+                log.warning("digest %s to subscriber %s: %r", daily, pk, exc)
+                connection.close()  # reconnects on the next message
+                retry = _delivery_failed(delivery, repr(exc), final=False)
+            else:
+                _delivery_sent(delivery, subscriber, message_id)
+                outcome.sent.append(pk)
+                continue
+            if retry:
+                outcome.retry.append(pk)
+                retry_attempts = max(retry_attempts, delivery.attempts)
+            else:
+                outcome.failed.append(pk)
+    finally:
+        connection.close()
+    if outcome.retry:
+        outcome.retry_in = limits.retry_delay(retry_attempts).total_seconds()
+    return outcome

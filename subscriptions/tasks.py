@@ -1,0 +1,45 @@
+"""Thin Celery tasks: take ids, call one service."""
+
+from __future__ import annotations
+
+import smtplib
+
+from celery import shared_task
+
+from subscriptions import services
+
+
+def digest_on_publish(daily_id: int) -> None:
+    """Registered with dailies: runs once the publishing transaction has committed."""
+    fan_out_digest.delay(daily_id)
+
+
+@shared_task(acks_late=True)
+def fan_out_digest(daily_id: int) -> int:
+    """One send task per batch of the daily's recipients; returns how many batches."""
+    batches = services.digest_batches(daily_id=daily_id)
+    for subscriber_ids in batches:
+        send_digest_batch.delay(daily_id, subscriber_ids)
+    return len(batches)
+
+
+# A batch is limits.BATCH_SIZE messages of one SMTP conversation each (EMAIL_TIMEOUT at most).
+@shared_task(acks_late=True, soft_time_limit=10 * 60, time_limit=11 * 60)
+def send_digest_batch(daily_id: int, subscriber_ids: list[int]) -> dict:
+    """Idempotent: what was sent is never sent again. Deliveries that failed for a passing
+    reason go into one new task, after a backoff that grows with their attempts."""
+    outcome = services.digest_send_batch(daily_id=daily_id, subscriber_ids=subscriber_ids)
+    if outcome.retry:
+        send_digest_batch.apply_async((daily_id, outcome.retry), countdown=outcome.retry_in)
+    return outcome.as_dict()
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(smtplib.SMTPException, OSError),
+    retry_backoff=60,
+    retry_backoff_max=3600,
+    max_retries=4,
+)
+def send_confirmation(subscriber_id: int) -> bool:
+    return services.subscriber_send_confirmation(subscriber_id=subscriber_id)

@@ -1,0 +1,112 @@
+"""Subscribe, confirm, preferences and unsubscribe pages. Pages after the form reach a
+subscription only through its random token; none of them shows an address."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.translation import get_language
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from subscriptions import limits, services
+from subscriptions.forms import PreferencesForm, SubscribeForm
+from subscriptions.models import Subscriber
+
+
+@require_http_methods(["GET", "POST"])
+def subscribe(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        form = SubscribeForm(request.POST)
+        if form.is_valid():
+            if not form.is_bot:  # a bot gets the same answer and nothing happens
+                data = form.cleaned_data
+                try:
+                    services.subscriber_subscribe(
+                        email=data["email"],
+                        track=data["track"],
+                        language=data["language"],
+                        topic=data["topic"],
+                    )
+                except services.TooManyRequests:
+                    return render(
+                        request,
+                        "subscriptions/too_many.html",
+                        {"minutes": int(limits.SUBSCRIBE_WINDOW.total_seconds() // 60)},
+                        status=429,
+                    )
+            # The same page whether the address is new, pending, confirmed or suspended.
+            return render(
+                request,
+                "subscriptions/check_inbox.html",
+                {"days": limits.CONFIRM_MAX_AGE.days},
+            )
+        status = 400
+    else:
+        form = SubscribeForm(
+            initial={"language": get_language(), "track": request.GET.get("track") or None}
+        )
+        status = 200
+    return render(request, "subscriptions/subscribe.html", {"form": form}, status=status)
+
+
+@never_cache
+def confirm(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        subscriber = services.subscriber_confirm(token=token)
+    except services.ConfirmationExpired:
+        return render(
+            request,
+            "subscriptions/link_refused.html",
+            {"expired": True, "days": limits.CONFIRM_MAX_AGE.days},
+            status=400,
+        )
+    except services.ConfirmationInvalid:
+        return render(request, "subscriptions/link_refused.html", {"expired": False}, status=400)
+    return render(request, "subscriptions/confirmed.html", {"subscriber": subscriber})
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def preferences(request: HttpRequest, token: str) -> HttpResponse:
+    subscriber = get_object_or_404(Subscriber.objects.select_related("track"), token=token)
+    saved, status = False, 200
+    if request.method == "POST":
+        form = PreferencesForm(request.POST)
+        if form.is_valid():
+            try:
+                subscriber = services.subscriber_update(subscriber=subscriber, **form.cleaned_data)
+                saved = True
+            except ValidationError as exc:
+                form.add_error(None, exc)
+        if not saved:
+            status = 400
+    else:
+        form = PreferencesForm(
+            initial={
+                "track": subscriber.track_id,
+                "language": subscriber.language,
+                "topic": subscriber.topic_id,
+            }
+        )
+    return render(
+        request,
+        "subscriptions/preferences.html",
+        {"form": form, "subscriber": subscriber, "saved": saved},
+        status=status,
+    )
+
+
+# One-click unsubscribe (RFC 8058): mail clients POST here with no session and no CSRF token.
+# Unsubscribing is all it can do, and only for the holder of the token.
+@csrf_exempt
+@never_cache
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    subscriber = get_object_or_404(Subscriber.objects.select_related("track"), token=token)
+    if request.method == "POST":
+        subscriber = services.subscriber_unsubscribe(subscriber=subscriber)
+        return render(request, "subscriptions/unsubscribed.html", {"subscriber": subscriber})
+    return render(request, "subscriptions/unsubscribe.html", {"subscriber": subscriber})

@@ -1,0 +1,268 @@
+"""Subscribing to the email digest: the form, double opt-in, preferences, unsubscribing.
+
+Mail goes to a real SMTP server on 127.0.0.1 (tests/smtp_server.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+import time_machine
+from django.conf import settings
+from django.core import signing
+from django.test import Client
+from django.utils import timezone
+
+from subscriptions import limits, services
+from subscriptions.models import Subscriber
+from tests.factories import make_subscriber, make_track
+
+pytestmark = pytest.mark.django_db
+
+LINK = re.compile(r"https?://\S+/subscribe/confirm/(\S+)/")
+
+
+@pytest.fixture
+def track():
+    return make_track("infra", name_en="Infra", name_zh="基础设施")
+
+
+def _subscribe(client, track, email="ada@example.org", language="en", lang="en", **extra):
+    return client.post(
+        f"/{lang}/subscribe/",
+        {"email": email, "track": track.pk, "language": language, "topic": "", **extra},
+    )
+
+
+def _confirm_token(message) -> str:
+    return LINK.search(message.get_content()).group(1)
+
+
+def test_it_shows_the_form_in_the_page_language_with_a_hidden_honeypot(anonymous, track):
+    response = anonymous.get("/zh/subscribe/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "邮件订阅" in html
+    assert '<option value="zh" selected>' in html  # the page's language by default
+    assert re.search(r'<p hidden aria-hidden="true">.*name="website"', html)
+    assert "csrfmiddlewaretoken" in html
+    assert "style=" not in html and "<script" not in html
+
+
+def test_it_mails_a_confirmation_link_and_confirms_with_it(
+    anonymous, track, smtp_server, eager_tasks, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _subscribe(anonymous, track, language="zh", lang="en")
+    assert response.status_code == 200
+    assert "Check your inbox" in response.content.decode()
+    subscriber = Subscriber.objects.get()
+    assert (subscriber.email, subscriber.language, subscriber.status) == (
+        "ada@example.org",
+        "zh",
+        Subscriber.Status.PENDING,
+    )
+    [mail] = smtp_server.to("ada@example.org")
+    assert mail["Subject"] == "确认订阅论文日报"  # in the language of the subscription
+    token = _confirm_token(mail)
+
+    page = anonymous.get(f"/zh/subscribe/confirm/{token}/")
+    assert page.status_code == 200
+    assert "订阅已确认" in page.content.decode()
+    subscriber.refresh_from_db()
+    assert subscriber.status == Subscriber.Status.CONFIRMED
+    assert subscriber.confirmed_at is not None
+    assert anonymous.get(f"/zh/subscribe/confirm/{token}/").status_code == 200  # idempotent
+
+
+def test_it_normalises_the_address(anonymous, track):
+    _subscribe(anonymous, track, email="  Ada@Example.ORG ")
+    _subscribe(anonymous, track, email="ada@example.org")
+    assert list(Subscriber.objects.values_list("email", flat=True)) == ["ada@example.org"]
+
+
+def test_it_answers_the_same_for_a_new_and_an_existing_address(
+    anonymous, track, smtp_server, eager_tasks, django_capture_on_commit_callbacks
+):
+    make_subscriber("known@example.org", track=track, status=Subscriber.Status.CONFIRMED)
+    make_subscriber("gone@example.org", track=track, status=Subscriber.Status.SUSPENDED)
+    pending = make_subscriber("waiting@example.org", track=track, status="pending")
+    answers = {}
+    for email in ["new@example.org", "known@example.org", "gone@example.org", pending.email]:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = _subscribe(anonymous, track, email=email)
+        answers[email] = (response.status_code, response.content)
+    assert len(set(answers.values())) == 1, "the page must not tell the addresses apart"
+    # New and pending addresses get a confirmation; confirmed and suspended ones nothing.
+    assert len(smtp_server.to("new@example.org")) == 1
+    assert len(smtp_server.to("waiting@example.org")) == 1
+    assert smtp_server.to("known@example.org") == smtp_server.to("gone@example.org") == []
+    assert Subscriber.objects.get(email="known@example.org").status == "confirmed"
+
+
+def test_it_gives_the_same_answer_to_a_bot_and_stores_nothing(anonymous, track):
+    response = _subscribe(anonymous, track, website="http://spam.example")
+    assert response.status_code == 200
+    assert "Check your inbox" in response.content.decode()
+    assert not Subscriber.objects.exists()
+
+
+def test_it_refuses_a_bad_address_with_the_form_again(anonymous, track):
+    response = _subscribe(anonymous, track, email="not-an-address")
+    assert response.status_code == 400
+    assert "Enter a valid email address." in response.content.decode()
+    assert not Subscriber.objects.exists()
+
+
+def test_it_refuses_the_form_without_a_csrf_token(track):
+    client = Client(enforce_csrf_checks=True)
+    assert _subscribe(client, track).status_code == 403
+    assert not Subscriber.objects.exists()
+
+
+def test_it_rate_limits_subscribing_per_address_at_the_limit(anonymous, track):
+    other = make_track("systems")
+    for i in range(limits.SUBSCRIBE_REQUESTS_PER_ADDRESS):
+        t = track if i % 2 == 0 else other
+        assert _subscribe(anonymous, t, email="Ada@example.org").status_code == 200
+    refused = _subscribe(anonymous, track, email="ada@example.org", language="zh")
+    assert refused.status_code == 429
+    assert "submitted too often" in refused.content.decode()
+    assert not Subscriber.objects.filter(language="zh").exists()
+    assert _subscribe(anonymous, track, email="someone@example.org").status_code == 200
+    if not settings.REDIS_URL:  # local memory expires by time.time(), which we can move
+        later = timezone.now() + limits.SUBSCRIBE_WINDOW + dt.timedelta(seconds=1)
+        with time_machine.travel(later, tick=False):
+            assert _subscribe(anonymous, track, email="ada@example.org").status_code == 200
+
+
+def test_it_refuses_a_confirmation_link_after_it_expires(anonymous, track):
+    subscriber = make_subscriber(track=track, status="pending")
+    token = services.confirmation_token(subscriber)
+    edge = timezone.now() + limits.CONFIRM_MAX_AGE
+    with time_machine.travel(edge + dt.timedelta(seconds=5), tick=False):
+        response = anonymous.get(f"/en/subscribe/confirm/{token}/")
+    assert response.status_code == 400
+    assert "has expired" in response.content.decode()
+    subscriber.refresh_from_db()
+    assert subscriber.status == Subscriber.Status.PENDING
+
+    with time_machine.travel(edge - dt.timedelta(seconds=5), tick=False):
+        assert anonymous.get(f"/en/subscribe/confirm/{token}/").status_code == 200
+    subscriber.refresh_from_db()
+    assert subscriber.status == Subscriber.Status.CONFIRMED
+
+
+def test_it_refuses_a_tampered_confirmation_link(anonymous, track):
+    subscriber = make_subscriber(track=track, status="pending")
+    other = make_subscriber(track=track, status="pending")
+    token = services.confirmation_token(subscriber)
+    value, stamp, signature = token.split(":")
+    forged = f"{other.token}:{stamp}:{signature}"
+    for bad in [forged, token[:-2] + "xx", other.token, "nonsense"]:
+        response = anonymous.get(f"/en/subscribe/confirm/{bad}/")
+        assert response.status_code == 400
+        assert "no longer valid" in response.content.decode()
+    assert set(Subscriber.objects.values_list("status", flat=True)) == {"pending"}
+
+
+def test_it_does_not_resubscribe_with_an_old_link_after_unsubscribing(anonymous, track):
+    subscriber = make_subscriber(track=track, status="pending")
+    token = services.confirmation_token(subscriber)
+    services.subscriber_unsubscribe(subscriber=subscriber)
+    assert anonymous.get(f"/en/subscribe/confirm/{token}/").status_code == 400
+    subscriber.refresh_from_db()
+    assert subscriber.status == Subscriber.Status.UNSUBSCRIBED
+
+
+def test_it_signs_confirmation_links_for_that_purpose_only(track):
+    subscriber = make_subscriber(track=track, status="pending")
+    other_purpose = signing.TimestampSigner(salt="something.else").sign(subscriber.token)
+    with pytest.raises(services.ConfirmationInvalid):
+        services.subscriber_confirm(token=other_purpose)
+
+
+def test_it_unsubscribes_by_the_one_click_post_without_csrf_or_session(track):
+    subscriber = make_subscriber(track=track)
+    client = Client(enforce_csrf_checks=True)  # a mail client: no cookie, no token
+    response = client.post(
+        f"/en/subscribe/unsubscribe/{subscriber.token}/",
+        data="List-Unsubscribe=One-Click",
+        content_type="application/x-www-form-urlencoded",
+    )
+    assert response.status_code == 200
+    subscriber.refresh_from_db()
+    assert subscriber.status == Subscriber.Status.UNSUBSCRIBED
+    assert subscriber.unsubscribed_at is not None
+    again = client.post(f"/en/subscribe/unsubscribe/{subscriber.token}/")
+    assert again.status_code == 200  # idempotent
+
+
+def test_it_asks_before_unsubscribing_on_a_get(anonymous, track):
+    subscriber = make_subscriber(track=track)
+    response = anonymous.get(f"/zh/subscribe/unsubscribe/{subscriber.token}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'action="/zh/subscribe/unsubscribe/{subscriber.token}/"' in html
+    assert "退订" in html
+    assert subscriber.email not in html
+    subscriber.refresh_from_db()
+    assert subscriber.status == Subscriber.Status.CONFIRMED  # a link scanner changes nothing
+
+
+def test_it_answers_404_for_an_unknown_token(anonymous):
+    assert anonymous.get("/en/subscribe/unsubscribe/not-a-token/").status_code == 404
+    assert anonymous.post("/en/subscribe/unsubscribe/not-a-token/").status_code == 404
+    assert anonymous.get("/en/subscribe/preferences/not-a-token/").status_code == 404
+
+
+def test_it_changes_preferences_by_token(anonymous, track):
+    from papers.models import Topic
+
+    topic = Topic.objects.create(slug="kv-cache", name_en="KV cache", name_zh="KV 缓存")
+    other = make_track("systems")
+    subscriber = make_subscriber(track=track)
+    url = f"/en/subscribe/preferences/{subscriber.token}/"
+    page = anonymous.get(url)
+    assert page.status_code == 200
+    assert subscriber.email not in page.content.decode()
+    response = anonymous.post(url, {"track": other.pk, "language": "zh", "topic": topic.pk})
+    assert response.status_code == 200
+    assert "preferences are saved" in response.content.decode()
+    subscriber.refresh_from_db()
+    assert (subscriber.track, subscriber.language, subscriber.topic) == (other, "zh", topic)
+    assert subscriber.status == Subscriber.Status.CONFIRMED
+
+
+def test_it_refuses_preferences_that_duplicate_another_subscription(anonymous, track):
+    subscriber = make_subscriber("ada@example.org", track=track, language="en")
+    make_subscriber("ada@example.org", track=track, language="zh")
+    response = anonymous.post(
+        f"/en/subscribe/preferences/{subscriber.token}/",
+        {"track": track.pk, "language": "zh", "topic": ""},
+    )
+    assert response.status_code == 400
+    assert "already have a subscription" in response.content.decode()
+    subscriber.refresh_from_db()
+    assert subscriber.language == "en"
+
+
+def test_it_lets_an_unsubscribed_address_opt_in_again(
+    anonymous, track, smtp_server, eager_tasks, django_capture_on_commit_callbacks
+):
+    subscriber = make_subscriber("ada@example.org", track=track, status="unsubscribed")
+    with django_capture_on_commit_callbacks(execute=True):
+        _subscribe(anonymous, track)
+    subscriber.refresh_from_db()
+    assert subscriber.status == Subscriber.Status.PENDING  # nothing is sent until confirmed
+    assert len(smtp_server.to("ada@example.org")) == 1
+
+
+def test_it_keeps_the_subscribe_address_out_of_the_track_slugs():
+    from django.core.exceptions import ValidationError
+
+    from papers.models import Track
+
+    with pytest.raises(ValidationError, match="reserved"):
+        Track(slug="subscribe", name_en="Subscribe", name_zh="订阅").full_clean()
