@@ -188,6 +188,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "papers.tasks.ingest_due_sources",
         "schedule": 5 * 60.0,
     },
+    "fail-stale-ingest-runs": {
+        "task": "papers.tasks.fail_stale_ingest_runs",
+        "schedule": 10 * 60.0,
+    },
     "score-pending-papers": {
         "task": "papers.tasks.score_pending_papers",
         "schedule": 10 * 60.0,
@@ -321,7 +325,12 @@ DIGEST_UNSUBSCRIBE_MAILTO = env_str("DIGEST_UNSUBSCRIBE_MAILTO") or ""
 ARXIV_API_URL = env_str("ARXIV_API_URL") or "https://export.arxiv.org/api/query"
 ARXIV_RSS_URL = env_str("ARXIV_RSS_URL") or "https://rss.arxiv.org/rss/"
 ARXIV_MIN_INTERVAL = float(env_int("ARXIV_MIN_INTERVAL_MS", 3000, minimum=0)) / 1000
-INGEST_FETCH_POLICY: dict = {}  # overrides of papers.ingest.fetch.FetchPolicy (tests)
+# Overrides of papers.ingest.fetch.FetchPolicy, whose bounds (body size, request and run
+# deadlines, redirects) default to papers/ingest/limits.py.
+INGEST_FETCH_POLICY: dict = {}
+# Hosts ingest may fetch although they are (or resolve to) loopback, private or otherwise
+# non-public addresses — a local mirror; empty by default, so a source cannot reach inside.
+INGEST_ALLOWED_PRIVATE_HOSTS = env_list("INGEST_ALLOWED_PRIVATE_HOSTS")
 
 # Scoring: an OpenAI-compatible chat-completions endpoint turns on the LLM judge.
 LLM_BASE_URL = env_str("LLM_BASE_URL") or ""

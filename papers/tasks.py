@@ -10,7 +10,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from papers.ingest.service import ingest_source
+from papers.ingest import limits
+from papers.ingest.service import ingest_runs_fail_stale, ingest_source
 from papers.models import IngestRun, Source
 from papers.scoring.service import scores_pending
 
@@ -46,8 +47,8 @@ def ingest_due_sources() -> list[int]:
 @shared_task(
     bind=True,
     acks_late=True,
-    soft_time_limit=15 * 60,
-    time_limit=16 * 60,
+    soft_time_limit=limits.TASK_SOFT_TIME_LIMIT,
+    time_limit=limits.TASK_TIME_LIMIT,
     max_retries=2,
     default_retry_delay=300,
 )
@@ -64,6 +65,12 @@ def ingest_source_task(self, source_id: int) -> dict:
         # New and changed papers are queued for scoring once this run has committed.
         transaction.on_commit(score_pending_papers.delay)
     return {"status": run.status, "run": run.pk, "new": run.new, "updated": run.updated}
+
+
+@shared_task
+def fail_stale_ingest_runs() -> list[int]:
+    """Periodic: runs whose worker was killed are marked failed; their sources run again."""
+    return ingest_runs_fail_stale()
 
 
 @shared_task(acks_late=True, soft_time_limit=20 * 60, time_limit=21 * 60)

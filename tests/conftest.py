@@ -138,9 +138,11 @@ def fast_ingest(settings):
 
 
 @pytest.fixture
-def recorded_server():
+def recorded_server(settings):
+    """A real server on 127.0.0.1, which ingest may fetch from (it refuses private hosts)."""
     from tests.recorded_server import RecordedServer
 
+    settings.INGEST_ALLOWED_PRIVATE_HOSTS = ["127.0.0.1"]
     with RecordedServer() as server:
         yield server
 
@@ -161,6 +163,7 @@ def worker(transactional_db, tmp_path):
 
     Its log goes to a file (a pipe nobody reads would fill up and stall the worker)."""
     env = {**os.environ, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL}
+    env["INGEST_ALLOWED_PRIVATE_HOSTS"] = "127.0.0.1"  # the recorded server
     log_path = tmp_path / "worker.log"
     log_file = log_path.open("w")
     proc = subprocess.Popen(

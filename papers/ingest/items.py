@@ -33,6 +33,7 @@ class RawItem:
     announce_type: str = ""  # arXiv RSS: new, cross, replace, replace-cross
     license: str = ""
     source_key: str = ""  # how the entry was named in the feed, for rejection reports
+    notes: list[str] = field(default_factory=list)  # what ingest changed, e.g. a dropped link
 
 
 @dataclass

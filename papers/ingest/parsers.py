@@ -33,7 +33,9 @@ from lxml import etree
 from lxml.etree import _Element
 
 from papers.identity import canonical_id
+from papers.ingest import limits
 from papers.ingest.items import FeedError, ParsedFeed, RawItem, Rejection
+from papers.validators import url_problem
 
 ATOM = "http://www.w3.org/2005/Atom"
 ARXIV = "http://arxiv.org/schemas/atom"
@@ -63,6 +65,17 @@ _DECLARED_ENCODING = re.compile(
 _HTML_DOCTYPE = re.compile(
     r"^\s*(?:<\?xml\b[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<!doctype\s+html\b", re.IGNORECASE | re.DOTALL
 )
+# The five predefined entities, outside CDATA sections and comments (left as they are).
+_PREDEFINED_ENTITY = re.compile(
+    r"<!\[CDATA\[.*?(?:\]\]>|\Z)|<!--.*?(?:-->|\Z)|&(amp|lt|gt|quot|apos);", re.DOTALL
+)
+_CHARACTER_REFERENCE = {
+    "amp": "&#38;",
+    "lt": "&#60;",
+    "gt": "&#62;",
+    "quot": "&#34;",
+    "apos": "&#39;",
+}
 _ANNOUNCE_IN_DESCRIPTION = re.compile(r"Announce Type:\s*([\w-]+)")
 _VERSION_IN_DESCRIPTION = re.compile(r"^\s*arXiv:\S*?v(\d+)\b")
 _HTML_BLOCKS = (
@@ -154,7 +167,7 @@ def parse_feed(data: bytes, content_type: str = "") -> ParsedFeed:
     feed = ParsedFeed()
     damage = _assess_damage(doc, entries, "entry" if root_name == "feed" else "item")
     for index, reason in damage.by_entry.items():
-        name = _element_name(entries[index]) or f"entry #{index + 1}"
+        name = limits.entry_name(_element_name(entries[index]) or f"entry #{index + 1}")
         feed.rejected.append(Rejection(name, reason))
         _remove(entries[index])  # never hand feedparser an entry we already rejected
     if damage.document:
@@ -209,7 +222,7 @@ def _load(data: bytes, content_type: str) -> _Document:
         raise FeedError("empty response body")
     if _HTML_DOCTYPE.match(text):
         raise FeedError(HTML_PAGE)
-    text = _drop_declaration(text)
+    text = _predefined_as_character_references(_drop_declaration(text))
     parser = _hardened_parser()
     try:
         root = etree.fromstring(text.encode("utf-8"), parser)
@@ -272,6 +285,20 @@ def _drop_declaration(text: str) -> str:
     return text[: match.start()] + "\n" * match.group().count("\n") + text[match.end() :]
 
 
+def _predefined_as_character_references(text: str) -> str:
+    """``&amp;`` -> ``&#38;`` and so on for the five predefined entities.
+
+    Once libxml2 has met one error, recovery mode stops expanding entity references — even
+    the predefined ones — for the rest of the document, so after one damaged entry "Gould
+    &amp; Morgan" would read "Gould  Morgan". Character references are always expanded.
+    """
+
+    def replace(match: re.Match) -> str:
+        return _CHARACTER_REFERENCE[match.group(1)] if match.group(1) else match.group(0)
+
+    return _PREDEFINED_ENTITY.sub(replace, text) if "&" in text else text
+
+
 def _drop_entity_references(root: _Element) -> None:
     # With resolve_entities=False an entity stays in the tree as a reference node whose text
     # is "&name;". Remove them so neither our text nor feedparser ever sees them.
@@ -326,7 +353,8 @@ def _collect(
         try:
             item = build(element)
         except _Reject as rejected:
-            feed.rejected.append(Rejection(rejected.name or f"entry #{number}", rejected.reason))
+            name = limits.entry_name(rejected.name or f"entry #{number}")
+            feed.rejected.append(Rejection(name, rejected.reason))
             continue
         if index in damage.by_entry:
             # Recovery may have cut or merged its fields: never ingest half an abstract. This
@@ -342,8 +370,15 @@ def _collect(
 
 
 def _accept(feed: ParsedFeed, item: RawItem, number: int, encoding: str) -> None:
+    limits.links_bound(item)
+    if item.arxiv_id:  # a dropped arXiv link is replaced by the one the id gives
+        item.abs_url = item.abs_url or _arxiv_url("abs", item.arxiv_id, item.version)
+        item.url = item.url or item.abs_url
+        item.pdf_url = item.pdf_url or _arxiv_url("pdf", item.arxiv_id, item.version)
     reason = _problem(item, encoding)
     if reason:
+        if item.notes:
+            reason += f" ({'; '.join(item.notes)})"
         feed.rejected.append(Rejection(_entry_name(item, number), reason))
     else:
         feed.items.append(item)
@@ -362,6 +397,8 @@ def _problem(item: RawItem, encoding: str) -> str:
     if garbled:
         label = "UTF-8" if encoding.startswith("utf-8") else encoding.upper()
         return f"text is not valid {label}: undecodable bytes in {', '.join(garbled)}"
+    if bound := limits.entry_problem(item):
+        return bound
     problems = []
     if not (item.arxiv_id or item.doi or item.url):
         problems.append("no identifier")
@@ -371,7 +408,7 @@ def _problem(item: RawItem, encoding: str) -> str:
 
 
 def _entry_name(item: RawItem, number: int) -> str:
-    return item.source_key or item.url or item.title or f"entry #{number}"
+    return limits.entry_name(item.source_key or item.url or item.title or f"entry #{number}")
 
 
 @dataclass
@@ -667,9 +704,14 @@ def _oai_authors(metadata: _Element) -> tuple[list[str], list[str]]:
 
 
 def _blog_entry(entry: Any, base: str) -> RawItem:
+    notes = []
     url = _absolute_url(entry.get("link", ""), base)
-    if not url and str(entry.get("id", "")).startswith(("http://", "https://")):
-        url = entry["id"]
+    if url and (problem := url_problem(url, max_length=limits.URL)):
+        notes.append(f"link dropped: {problem}")
+        url = ""
+    guid = str(entry.get("id", "")).strip()
+    if not url and guid.startswith(("http://", "https://")):
+        url = "" if url_problem(guid, max_length=limits.URL) else guid
     summary = entry.get("summary_detail") or next(iter(entry.get("content", [])), None)
     return RawItem(
         title=_detail_text(entry.get("title_detail")),
@@ -681,7 +723,8 @@ def _blog_entry(entry: Any, base: str) -> RawItem:
         # dict.get: feedparser's own get() falls back from updated to published, with a warning.
         published=_struct_datetime(dict.get(entry, "published_parsed")),
         updated=_struct_datetime(dict.get(entry, "updated_parsed")),
-        source_key=str(entry.get("id", "")) or url,
+        source_key=guid or url,
+        notes=notes,
     )
 
 
@@ -721,14 +764,17 @@ def _blog_doi(entry: Any) -> str:
 
 
 def _absolute_url(url: str, base: str) -> str:
-    """An absolute http(s) URL, resolving a relative one against the feed's own link."""
+    """An absolute URL, resolving a relative one against the feed's own link.
+
+    Whether it is one we may store (public http or https) is the caller's check.
+    """
     url = url.strip()
     if url and not _url_parts(url)[0] and base:
         try:
             url = urljoin(base, url)
         except ValueError:
             return ""
-    return url if _url_parts(url)[0] in ("http", "https") else ""
+    return url
 
 
 def _element_name(element: _Element) -> str:

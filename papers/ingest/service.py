@@ -2,7 +2,9 @@
 
 Fetching and parsing finish before anything is written, and the upsert is one transaction:
 a run that fails — network, an unparseable feed, a crash midway — changes nothing stored,
-and running it again gives the same result as one clean run.
+and running it again gives the same result as one clean run. Fetching one source has a
+deadline (every page, retry and wait together); a run whose worker was killed is marked
+failed by :func:`ingest_runs_fail_stale`.
 """
 
 from __future__ import annotations
@@ -16,8 +18,17 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from papers.ingest import parsers
-from papers.ingest.fetch import FetchError, arxiv_limiter, fetch
+from papers.ingest import limits, parsers
+from papers.ingest.fetch import (
+    Deadline,
+    DeadlineExceeded,
+    FetchError,
+    FetchPolicy,
+    RateLimiter,
+    arxiv_limiter,
+    fetch,
+    run_deadline,
+)
 from papers.ingest.items import FeedError, ParsedFeed, RawItem, Rejection
 from papers.ingest.upsert import papers_upsert
 from papers.models import IngestRun, Source, Track
@@ -50,17 +61,36 @@ class Collected:
     etag: str = ""
     last_modified: str = ""
     listed: int | None = None  # what the source said it had (totalResults)
+    notes: list[str] = field(default_factory=list)  # dropped links, fallbacks
+    deadline: Deadline | None = None  # the run's, shared by every fetch
+    limiters: list[RateLimiter] = field(default_factory=list)
 
     def add(self, page: ParsedFeed) -> None:
         self.items.extend(page.items)
         self.rejected.extend(page.rejected)
+        for item in page.items:
+            name = limits.entry_name(item.source_key or item.url or item.title)
+            self.notes.extend(f"{name}: {note}" for note in item.notes)
+
+    def fetch(self, url: str, **kwargs):
+        """One fetch within the run's deadline; counted."""
+        if self.deadline is None:
+            self.deadline = run_deadline()
+        if (limiter := kwargs.get("limiter")) is not None and limiter not in self.limiters:
+            self.limiters.append(limiter)
+        response = fetch(url, deadline=self.deadline, **kwargs)
+        self.requests += 1
+        return response
+
+    def fallback_notes(self) -> list[str]:
+        return [limiter.fallback for limiter in self.limiters if limiter.fallback]
 
 
 Progress = Callable[[int], None]
 
 
 def _run_start(label: str, source: Source | None) -> IngestRun:
-    return IngestRun.objects.create(label=label[:300], source=source)
+    return IngestRun.objects.create(label=label[: limits.LABEL], source=source)
 
 
 def _run_finish(run: IngestRun, **fields) -> IngestRun:
@@ -89,8 +119,9 @@ def _arxiv_query(source: Source, since: dt.date | None, until: dt.date | None) -
     return query
 
 
-def _collect_arxiv_api(source: Source, since, until, progress: Progress | None) -> Collected:
-    collected = Collected()
+def _collect_arxiv_api(
+    source: Source, since, until, progress: Progress | None, collected: Collected
+) -> Collected:
     page_size = int((source.config or {}).get("page_size", DEFAULT_PAGE_SIZE))
     query = _arxiv_query(source, since, until)
     url = source.url or settings.ARXIV_API_URL
@@ -108,8 +139,7 @@ def _collect_arxiv_api(source: Source, since, until, progress: Progress | None) 
         }
         page = None
         for _attempt in range(2):  # an unexpectedly empty page is asked for once more
-            response = fetch(url, params=params, limiter=limiter)
-            collected.requests += 1
+            response = collected.fetch(url, params=params, limiter=limiter)
             page = _parse_response("arxiv-api", response)
             if page.total_results is not None:
                 total = page.total_results
@@ -143,8 +173,9 @@ def _parse_response(fmt: str, response, **kwargs) -> ParsedFeed:
     return _parse(fmt, response.body, response.content_type, **kwargs)
 
 
-def _collect_oai(source: Source, since, until, progress: Progress | None) -> Collected:
-    collected = Collected()
+def _collect_oai(
+    source: Source, since, until, progress: Progress | None, collected: Collected
+) -> Collected:
     config = source.config or {}
     params = {"verb": "ListRecords", "metadataPrefix": "arXiv"}
     if config.get("set"):
@@ -155,8 +186,7 @@ def _collect_oai(source: Source, since, until, progress: Progress | None) -> Col
         params["until"] = until.isoformat()
     limiter = arxiv_limiter()
     for _page in range(MAX_PAGES):
-        response = fetch(source.url, params=params, limiter=limiter)
-        collected.requests += 1
+        response = collected.fetch(source.url, params=params, limiter=limiter)
         page = _parse_response("oai-pmh", response)
         collected.add(page)
         if progress:
@@ -167,9 +197,8 @@ def _collect_oai(source: Source, since, until, progress: Progress | None) -> Col
     raise IngestFailed(f"stopped after {MAX_PAGES} pages of resumption tokens")
 
 
-def _collect_single(source: Source, progress: Progress | None) -> Collected:
+def _collect_single(source: Source, progress: Progress | None, collected: Collected) -> Collected:
     """RSS listings and feeds: one document, fetched conditionally."""
-    collected = Collected()
     config = source.config or {}
     if source.kind == Source.Kind.ARXIV_RSS:
         categories = "+".join(config.get("categories", []))
@@ -185,8 +214,9 @@ def _collect_single(source: Source, progress: Progress | None) -> Collected:
         limiter = arxiv_limiter()
     else:
         url, fmt, kwargs, limiter = source.url, "feed", {}, None
-    response = fetch(url, etag=source.etag, last_modified=source.last_modified, limiter=limiter)
-    collected.requests += 1
+    response = collected.fetch(
+        url, etag=source.etag, last_modified=source.last_modified, limiter=limiter
+    )
     if response.not_modified:
         collected.not_modified = True
         return collected
@@ -200,13 +230,13 @@ def _collect_single(source: Source, progress: Progress | None) -> Collected:
     return collected
 
 
-def _collect(source: Source, since, until, progress) -> Collected:
+def _collect(source: Source, since, until, progress, collected: Collected) -> Collected:
     if source.kind == Source.Kind.ARXIV_API:
-        return _collect_arxiv_api(source, since, until, progress)
+        return _collect_arxiv_api(source, since, until, progress, collected)
     if source.kind == Source.Kind.OAI_PMH:
-        return _collect_oai(source, since, until, progress)
+        return _collect_oai(source, since, until, progress, collected)
     if source.kind in (Source.Kind.ARXIV_RSS, Source.Kind.FEED):
-        return _collect_single(source, progress)
+        return _collect_single(source, progress, collected)
     raise IngestFailed(f"source {source.name!r} is entered by hand; there is nothing to fetch")
 
 
@@ -228,7 +258,10 @@ def _store(
             unchanged=result.unchanged,
             skipped=collected.skipped,
             rejected=rejected,
-            message=_summary(collected, result.new, result.updated, len(rejected)),
+            message=_with_notes(
+                _summary(collected, result.new, result.updated, len(rejected)),
+                [*collected.fallback_notes(), *collected.notes],
+            ),
         )
         if source is not None:
             source.last_run_at = run.finished_at
@@ -248,6 +281,18 @@ def _summary(collected: Collected, new: int, updated: int, rejected: int) -> str
     )
 
 
+def _with_notes(message: str, notes: list[str]) -> str:
+    if not notes:
+        return message
+    shown = notes[: limits.RUN_NOTES]
+    more = len(notes) - len(shown)
+    lines = [f"{message}; {len(notes)} {'note' if len(notes) == 1 else 'notes'}:"]
+    lines += [f"- {note}" for note in shown]
+    if more:
+        lines.append(f"- … and {more} more")
+    return "\n".join(lines)
+
+
 def ingest_source(
     *,
     source: Source,
@@ -255,20 +300,33 @@ def ingest_source(
     until: dt.date | None = None,
     progress: Progress | None = None,
 ) -> IngestRun:
-    """Fetch one source now (or backfill a window) and record the run."""
+    """Fetch one source now (or backfill a window) and record the run.
+
+    Fetching stops at the run deadline (``FetchPolicy.run_deadline``): the run fails, says
+    so, and stores nothing of what it had fetched.
+    """
     run = _run_start(source.name, source)
+    collected = Collected(deadline=run_deadline())
     try:
-        collected = _collect(source, since, until, progress)
+        _collect(source, since, until, progress, collected)
         if collected.not_modified:
             return _run_finish(
                 run,
                 status=IngestRun.Status.SUCCEEDED,
                 requests=collected.requests,
-                message="not modified since the last run",
+                message=_with_notes("not modified since the last run", collected.fallback_notes()),
             )
         return _store(run, collected, source, list(source.tracks.all()))
     except (FetchError, FeedError, IngestFailed) as exc:
-        return _run_finish(run, status=IngestRun.Status.FAILED, message=str(exc))
+        message = str(exc)
+        if isinstance(exc, DeadlineExceeded):
+            message += "; nothing of this run was stored (backfill a narrower window?)"
+        return _run_finish(
+            run,
+            status=IngestRun.Status.FAILED,
+            requests=collected.requests,
+            message=_with_notes(message, collected.fallback_notes()),
+        )
     except Exception as exc:
         log.exception("ingest of %s failed", source)
         _run_finish(run, status=IngestRun.Status.FAILED, message=f"{type(exc).__name__}: {exc}")
@@ -301,3 +359,47 @@ def ingest_document(
     except Exception as exc:
         _run_finish(run, status=IngestRun.Status.FAILED, message=f"{type(exc).__name__}: {exc}")
         raise
+
+
+def ingest_runs_fail_stale(*, now: dt.datetime | None = None) -> list[int]:
+    """Mark failed every run still "running" past the run deadline plus time to store.
+
+    Such a run's worker was killed (or the machine went down): nothing it fetched was
+    stored, since a run stores in one transaction. Its source is made due again, so the
+    next fan-out runs it. Each run is claimed with a conditional UPDATE, so two sweeps at
+    once fail it once. Returns the ids of the runs marked failed.
+    """
+    now = now or timezone.now()
+    policy = FetchPolicy.from_settings()
+    limit = dt.timedelta(seconds=policy.run_deadline + limits.STORE_ALLOWANCE)
+    stale = IngestRun.objects.filter(status=IngestRun.Status.RUNNING, started_at__lt=now - limit)
+    failed = []
+    for run in stale.only("pk", "source_id", "started_at"):
+        minutes = (now - run.started_at).total_seconds() / 60
+        won = IngestRun.objects.filter(pk=run.pk, status=IngestRun.Status.RUNNING).update(
+            status=IngestRun.Status.FAILED,
+            finished_at=now,
+            message=(
+                f"marked failed by the stale-run sweep: still running {minutes:.0f} minutes "
+                f"after it started (a run ends within {limit.total_seconds() / 60:.0f}); "
+                "its worker was probably killed; nothing of it was stored"
+            ),
+        )
+        if not won:
+            continue
+        failed.append(run.pk)
+        if run.source_id is not None:
+            # Due again: back to when the source last finished a run (unless a newer claim
+            # has already moved it on).
+            last_finished = (
+                IngestRun.objects.filter(source_id=run.source_id, status=IngestRun.Status.SUCCEEDED)
+                .order_by("-finished_at")
+                .values_list("finished_at", flat=True)
+                .first()
+            )
+            Source.objects.filter(pk=run.source_id, last_run_at__lte=run.started_at).update(
+                last_run_at=last_finished
+            )
+    if failed:
+        log.warning("stale-run sweep: marked %d runs failed: %s", len(failed), failed)
+    return failed

@@ -10,7 +10,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from papers.ingest.service import FORMATS, ingest_document, ingest_source
+from papers.ingest.service import (
+    FORMATS,
+    ingest_document,
+    ingest_runs_fail_stale,
+    ingest_source,
+)
 from papers.models import IngestRun, Source, Track
 
 
@@ -79,6 +84,9 @@ class Command(BaseCommand):
             file=sys.stderr,
         )
         try:
+            # Runs killed midway (a lost worker, an interrupted command) are marked failed.
+            if stale := ingest_runs_fail_stale():
+                self.stderr.write(f"ingest: marked {len(stale)} stale running runs failed")
             if options["file"]:
                 return self._from_file(options, bar.update)
             if not options["source"]:
