@@ -12,6 +12,7 @@ from django.utils.translation import get_language, gettext, gettext_lazy
 
 from papers.languages import Language, localized
 from papers.models import Paper, Summary
+from papers.validators import safe_url as _safe_url
 
 register = template.Library()
 
@@ -33,6 +34,12 @@ def local_name(obj):
 @register.simple_tag
 def summary_for(paper: Paper) -> Summary | None:
     return paper.summary(get_language())
+
+
+@register.filter
+def safe_url(value: str | None) -> str:
+    """A stored URL for an href: itself when it is a public http(s) URL, else ""."""
+    return _safe_url(value)
 
 
 @register.filter
