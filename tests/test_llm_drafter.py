@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from dailies.drafting import daily_draft
+from dailies.models import Daily
 from papers.drafting.base import DraftingStopped, IntroEntry, IntroInput
 from papers.drafting.llm import PROMPT_VERSION, LLMDrafter
 from papers.drafting.offline import OfflineDrafter
 from papers.drafting.service import EDITOR_WROTE, glossary_seed, paper_draft, paper_input
 from papers.models import DraftRun, LLMRequest, Paper, Summary, Track
-from tests.factories import make_paper, make_track
+from tests.factories import make_daily, make_paper, make_track
 from tests.llm_server import (
     PATH,
     LLMServer,
@@ -427,3 +429,58 @@ def test_the_drafter_model_defaults_to_the_judges(llm, db, settings):
     llm.script(completion(recorded("intro")))
     assert _drafter().draft_intro(INTRO).model == "judge-model"
     assert llm.bodies()[0]["model"] == "judge-model"
+
+
+# -- a whole daily --------------------------------------------------------------------------
+
+DAILY_PAPERS = ("hilo", "trustann", "c2kv")
+
+
+def _answer_by_request(body: dict):
+    """The recorded answer for whichever paper (or intro) the request is about."""
+    if body["response_format"]["json_schema"]["name"] == "daily_intro":
+        return completion(recorded("intro"), prompt_tokens=500, completion_tokens=300)
+    user = user_message(body)
+    slug = next(s for s in DAILY_PAPERS if recorded(s)["short_name"] in user)
+    return completion(recorded(slug), prompt_tokens=1500, completion_tokens=900)
+
+
+def _draft_daily(track: Track) -> Daily:
+    papers = [demo_paper(slug, track) for slug in DAILY_PAPERS]
+    return make_daily(
+        track=track, papers=papers, status=Daily.Status.DRAFT, intro_en="", intro_zh=""
+    )
+
+
+def test_a_daily_gets_both_languages_of_every_entry_and_both_intros(llm, infra):
+    daily = _draft_daily(infra)
+    llm.answer_with(_answer_by_request)
+
+    outcome = daily_draft(daily=daily)
+
+    assert outcome.stopped == ""
+    assert [o.languages for o in outcome.entries] == [["en", "zh"]] * 3
+    assert outcome.flagged == 0 and outcome.intro == ["en", "zh"]
+    daily.refresh_from_db()
+    assert (daily.intro_en, daily.intro_zh) == (recorded("intro")["en"], recorded("intro")["zh"])
+    assert daily.intro_flags == []
+    intro_request = llm.bodies()[-1]
+    assert intro_request["response_format"]["json_schema"]["name"] == "daily_intro"
+    for slug in DAILY_PAPERS:
+        assert recorded(slug)["en"]["takeaway"] in user_message(intro_request)
+    assert LLMRequest.objects.filter(ok=True).count() == 4
+
+
+def test_a_spent_budget_stops_the_daily_cleanly_and_keeps_what_was_drafted(llm, infra, settings):
+    settings.LLM_DAILY_TOKEN_BUDGET = 2000  # the first answer spends 2,400
+    daily = _draft_daily(infra)
+    llm.answer_with(_answer_by_request)
+
+    outcome = daily_draft(daily=daily)
+
+    assert outcome.stopped == "the daily token budget of 2000 tokens is spent (used 2400)"
+    assert [o.languages for o in outcome.entries] == [["en", "zh"]]
+    assert outcome.intro == [] and len(llm.bodies()) == 1
+    assert set(texts(daily.entries.get(position=1).paper)) == {"en", "zh"}
+    assert not Summary.objects.filter(paper=daily.entries.get(position=2).paper).exists()
+    assert outcome.summary_line()["stopped"] == outcome.stopped
