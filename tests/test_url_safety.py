@@ -232,3 +232,23 @@ def test_the_paper_page_never_renders_a_script_href(db, anonymous):
     assert "https://arxiv.org/abs/2610.00009" in hrefs
     assert not [h for h in hrefs if re.match(r"\s*(javascript|data|vbscript):", h, re.I)]
     assert "alert(document.domain)" not in html
+
+
+def test_the_digest_mail_never_links_a_script_url(db):
+    from dailies.selectors import daily_entries
+    from subscriptions.services import digest_message
+    from tests.factories import make_subscriber
+
+    paper = make_paper("mailed", abs_url="https://arxiv.org/abs/2610.00009")
+    track = make_track()
+    daily = make_daily(track=track, papers=[paper, make_paper("other")])
+    Paper.objects.filter(pk=paper.pk).update(abs_url="JaVaScRiPt:alert(document.domain)")
+    message = digest_message(
+        daily=daily,
+        entries=daily_entries(daily),
+        subscriber=make_subscriber(track=track),
+        message_id="<digest@example.org>",
+    )
+    (html, _mimetype), text = message.alternatives[0], message.body
+    assert "alert(document.domain)" not in html and "alert(document.domain)" not in text
+    assert "/en/papers/mailed/" in text  # the paper is still there, by our own link
