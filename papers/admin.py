@@ -493,10 +493,6 @@ class SummaryAdmin(admin.ModelAdmin):
         if data.get("confirm") and obj.pk:
             summary_confirm(summary=obj, user=request.user)
 
-    def save_related(self, request, form, formsets, change) -> None:
-        # The inlines are read-only; nothing of the summary's relations is saved here.
-        return
-
     @admin.action(description=_("Confirm the selected summaries as they stand"))
     def confirm_selected(self, request, queryset) -> None:
         flags = sum(summary_confirm(summary=s, user=request.user) for s in queryset)
