@@ -132,9 +132,10 @@ if DATABASE_URL:
     if not DATABASES["default"]["ENGINE"].endswith(("postgresql", "sqlite3")):
         raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL (or SQLite)")
     if DATABASES["default"]["ENGINE"].endswith("postgresql"):
-        # An unreachable server fails a request (and /healthz) in seconds, not minutes.
+        # An unreachable server fails a request (and /healthz) in seconds, not the driver's
+        # 130 s (libpq counts whole seconds, 2 at least).
         DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-            "connect_timeout", env_int("DB_CONNECT_TIMEOUT", 5, minimum=1)
+            "connect_timeout", env_int("DB_CONNECT_TIMEOUT", 5, minimum=2)
         )
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -150,13 +151,18 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Redis: the Celery broker and the cache when set; in-process tasks and local memory when not.
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
+    # How long a Redis call may wait to connect or for an answer before it fails.
+    REDIS_SOCKET_TIMEOUT = float(env_int("REDIS_SOCKET_TIMEOUT_MS", 5000, minimum=1)) / 1000
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env_str("CACHE_KEY_PREFIX") or "paperdaily",
             # A Redis that stops answering fails a cache call in seconds instead of hanging.
-            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 5},
+            "OPTIONS": {
+                "socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
+                "socket_timeout": REDIS_SOCKET_TIMEOUT,
+            },
         }
     }
     CELERY_BROKER_URL = REDIS_URL

@@ -95,36 +95,76 @@ def test_it_gives_up_on_a_silent_redis_at_its_timeout(db, anonymous, settings, s
     assert 0.4 <= elapsed < 1.5
 
 
-def _health_with_database_at(database_url: str) -> subprocess.CompletedProcess:
-    """Ask /healthz and /readyz of a fresh process whose database is ``database_url``."""
-    code = (
-        "from django.test import Client\n"
-        "c = Client()\n"
-        "for path in ('/healthz', '/readyz'):\n"
-        "    r = c.get(path)\n"
-        "    print(path, r.status_code, r.content.decode().strip().replace('\\n', ' | '))\n"
-    )
-    environ = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    environ.update(DATABASE_URL=database_url, VAR_DIR=str(ROOT / "var" / "health-test"))
-    return subprocess.run(
+def _in_a_fresh_process(code: str, **environ: str) -> list[str]:
+    """Run ``code`` in ``manage.py shell`` with ``environ`` (no DATABASE_URL or REDIS_URL
+    unless given); returns what it printed, line by line."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update(environ, VAR_DIR=str(ROOT / "var" / "health-test"))
+    result = subprocess.run(
         [sys.executable, "manage.py", "shell", "--no-imports", "-c", code],
         cwd=ROOT,
-        env=environ,
+        env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=90,
     )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+# Asks both probes; prints each answer and how long it took.
+PROBE = """
+import time
+from django.test import Client
+c = Client()
+for path in ("/healthz", "/readyz"):
+    started = time.monotonic()
+    r = c.get(path)
+    elapsed = time.monotonic() - started
+    print(path, r.status_code, r.content.decode().strip().replace("\\n", " | "))
+    print(f"{elapsed:.2f}")
+"""
 
 
 def test_it_names_the_database_when_it_is_stopped():
-    started = time.monotonic()
-    result = _health_with_database_at(f"postgres://postgres@127.0.0.1:{CLOSED_PORT}/postgres")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
-        "/healthz 503 database: down (OperationalError)",
-        "/readyz 503 database: down (OperationalError) | migrations: skipped | cache: skipped",
-    ]
-    assert time.monotonic() - started < 30
+    lines = _in_a_fresh_process(
+        PROBE, DATABASE_URL=f"postgres://postgres@127.0.0.1:{CLOSED_PORT}/postgres"
+    )
+    assert lines[0] == "/healthz 503 database: down (OperationalError)"
+    assert lines[2] == (
+        "/readyz 503 database: down (OperationalError) | migrations: skipped | cache: skipped"
+    )
+    # A refused connection fails at once, well inside the 5 s connect timeout (the first
+    # request of a fresh process also loads the URLconf and views).
+    assert float(lines[1]) < 3 and float(lines[3]) < 3
+
+
+def test_it_gives_up_on_a_database_that_never_answers_at_the_connect_timeout(silent_server):
+    lines = _in_a_fresh_process(
+        PROBE,
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:{silent_server}/postgres",
+        DB_CONNECT_TIMEOUT="2",  # libpq's minimum
+    )
+    assert lines[0] == "/healthz 503 database: down (OperationalError)"
+    assert 2.0 <= float(lines[1]) < 3.5
+
+
+def test_it_gives_up_on_a_silent_redis_cache_at_its_socket_timeout(silent_server):
+    code = """
+import time
+from django.core.cache import cache
+started = time.monotonic()
+try:
+    cache.get("anything")
+except Exception as exc:
+    print(type(exc).__name__)
+print(f"{time.monotonic() - started:.2f}")
+"""
+    lines = _in_a_fresh_process(
+        code, REDIS_URL=f"redis://127.0.0.1:{silent_server}/0", REDIS_SOCKET_TIMEOUT_MS="500"
+    )
+    assert lines[0] == "TimeoutError"
+    assert 0.5 <= float(lines[1]) < 1.5
 
 
 @pytest.mark.django_db(transaction=True)
