@@ -234,7 +234,7 @@ CONTENT_SECURITY_POLICY = {
 }
 PERMISSIONS_POLICY = (
     "accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), "
-    "microphone=(), payment=(), usb=(), browsing-topics=()"
+    "microphone=(), payment=(), usb=(), browsing-topics=(), interest-cohort=()"
 )
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

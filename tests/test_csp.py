@@ -135,7 +135,7 @@ def test_it_sends_the_other_security_headers_on_every_response(db, anonymous, pa
     response.close()  # the static file is streamed from an open file
     assert response.status_code == 200, path
     permissions = response["Permissions-Policy"]
-    for feature in ("camera", "microphone", "geolocation", "browsing-topics"):
+    for feature in ("camera", "microphone", "geolocation", "browsing-topics", "interest-cohort"):
         assert f"{feature}=()" in permissions
     assert response["X-Content-Type-Options"] == "nosniff"
     assert response["Referrer-Policy"] == "same-origin"
