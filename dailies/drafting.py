@@ -27,7 +27,14 @@ from papers.drafting.base import (
     PaperInput,
 )
 from papers.drafting.grounding import check_numbers
-from papers.drafting.service import DraftOutcome, digest, get_drafter, paper_draft
+from papers.drafting.service import (
+    DraftOutcome,
+    KnownNames,
+    digest,
+    get_drafter,
+    known_names,
+    paper_draft,
+)
 from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Summary, Track
 
@@ -67,7 +74,12 @@ def paper_is_public(paper_id: int) -> bool:
 
 
 def daily_paper_draft(
-    *, paper: Paper, track: Track | None = None, drafter: Drafter | None = None, redraft=False
+    *,
+    paper: Paper,
+    track: Track | None = None,
+    drafter: Drafter | None = None,
+    redraft: bool = False,
+    names: KnownNames | None = None,
 ) -> DraftOutcome:
     """Draft one paper's texts, as a proposal when readers already see it."""
     return paper_draft(
@@ -76,6 +88,7 @@ def daily_paper_draft(
         drafter=drafter,
         redraft=redraft,
         public=paper_is_public(paper.pk),
+        names=names,
     )
 
 
@@ -92,11 +105,16 @@ def daily_draft(
     drafter = drafter or get_drafter()
     outcome = DailyDraftOutcome(track=daily.track.slug, date=daily.date)
     entries = list(daily.entries.select_related("paper", "paper__venue").order_by("position"))
+    names = known_names()  # once for the whole daily
     try:
         for entry in entries:
             outcome.entries.append(
                 daily_paper_draft(
-                    paper=entry.paper, track=daily.track, drafter=drafter, redraft=redraft
+                    paper=entry.paper,
+                    track=daily.track,
+                    drafter=drafter,
+                    redraft=redraft,
+                    names=names,
                 )
             )
             if progress is not None:
@@ -159,7 +177,8 @@ def daily_intro_draft(
     drafted and, for the others, why not. A published daily's intro is never replaced."""
     drafter = drafter or get_drafter()
     entries = list(
-        daily.entries.select_related("paper").prefetch_related("paper__summaries")
+        daily.entries.select_related("paper")
+        .prefetch_related("paper__summaries")
         .order_by("position")
     )
     missing: dict[str, str] = {}

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from audit.models import AuditRecord
 from audit.services import audit_diff, audit_record
 from dailies.assembly import daily_record_editor_changes, track_profile_from_daily
+from dailies.checklist import daily_publishing_blockers
 from dailies.models import Daily, DailyEntry, DailyStatus
 from dailies.search.index import daily_paper_ids, search_index_refresh_on_commit
 
@@ -58,18 +59,11 @@ def _check_may_set_publish_time(user) -> None:
 
 
 def daily_validate_for_publishing(*, daily: Daily) -> None:
-    """A daily goes out only with entries, exactly one lead and an intro."""
-    entries = list(daily.entries.all())
-    if not entries:
-        raise ValidationError(_("%(daily)s has no entries.") % {"daily": daily})
-    leads = sum(1 for e in entries if e.is_lead)
-    if leads != 1:
-        raise ValidationError(
-            _("%(daily)s needs exactly one lead story (it has %(n)d).")
-            % {"daily": daily, "n": leads}
-        )
-    if not (daily.intro_en or daily.intro_zh):
-        raise ValidationError(_("%(daily)s has no intro.") % {"daily": daily})
+    """Raise with every reason of the publishing checklist (``dailies.checklist``) that keeps
+    ``daily`` from going out. Every publish path calls this."""
+    blockers = daily_publishing_blockers(daily=daily)
+    if blockers:
+        raise ValidationError([blocker.message for blocker in blockers])
 
 
 @transaction.atomic

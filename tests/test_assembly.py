@@ -105,7 +105,7 @@ def test_a_published_daily_is_never_modified(track):
     _candidates(track, list("abcde"), BEFORE_CUTOFF)
     daily_assemble(track=track, date=DAY, scorer=FixedScorer(SCORES))
     daily = Daily.objects.get()
-    daily.intro_en = "Intro."
+    daily.intro_en, daily.intro_zh = "Intro.", "导语。"
     daily.save()
     daily_publish(daily=daily)
     result = daily_assemble(track=track, date=DAY, scorer=FixedScorer({"b": "5.00"}))
@@ -117,7 +117,7 @@ def test_papers_a_published_daily_selected_are_not_candidates_again(track):
     _candidates(track, list("abcde"), BEFORE_CUTOFF)
     daily_assemble(track=track, date=DAY, scorer=FixedScorer(SCORES))
     daily = Daily.objects.get()
-    daily.intro_en = "Intro."
+    daily.intro_en, daily.intro_zh = "Intro.", "导语。"
     daily.save()
     daily_publish(daily=daily)
     Daily.objects.filter(pk=daily.pk).update(date=DAY - dt.timedelta(days=1))

@@ -663,7 +663,8 @@ def summary_restore_version(*, version: SummaryVersion, user, now=None) -> Summa
 
     The live text is kept as a version first. The restored text keeps its provenance: an
     editor's text is the editor's again; a machine text stays a machine draft, now reviewed
-    by this editor. The grounding checks run on the result."""
+    by this editor (and, as any editor's change, dated in ``edited_at``). The grounding
+    checks run on the result."""
     now = now or timezone.now()
     summary = Summary.objects.select_for_update().get(pk=version.summary_id)
     _version_of(summary, SummaryVersion.Reason.REPLACED_BY_EDITOR, user).save()
@@ -681,9 +682,10 @@ def summary_restore_version(*, version: SummaryVersion, user, now=None) -> Summa
         "drafted_at",
     ):
         setattr(summary, name, getattr(version, name))
-    if summary.provenance == Summary.Provenance.EDITOR:
-        summary.edited_by, summary.edited_at = user, now
-    else:
+    # Either way an editor changed the live text: the pages date it as a correction when
+    # it was already published.
+    summary.edited_by, summary.edited_at = user, now
+    if summary.provenance == Summary.Provenance.MACHINE:
         summary.reviewed_by, summary.reviewed_at = user, now
     summary.full_clean()
     summary.save()

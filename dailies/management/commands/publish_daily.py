@@ -4,7 +4,7 @@ import zoneinfo
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, no_translations
 
 from dailies import services
 from dailies.management.commands._args import daily_from_args
@@ -33,6 +33,7 @@ class Command(BaseCommand):
             "--at", help="schedule at this ISO time (editorial time zone unless it has an offset)"
         )
 
+    @no_translations  # operators read English, whatever language a test or shell left on
     def handle(self, *args, track: str, date: str, at: str | None = None, **options) -> None:
         daily = daily_from_args(track, date)
         try:
