@@ -206,6 +206,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "dailies.tasks.assemble_due_dailies",
         "schedule": 15 * 60.0,
     },
+    "redraft-changed-papers": {
+        "task": "dailies.tasks.redraft_changed_papers",
+        "schedule": 15 * 60.0,
+    },
     "refresh-stale-search-index": {
         "task": "dailies.tasks.refresh_stale_search_index",
         "schedule": 2 * 60.0,
@@ -342,6 +346,13 @@ INGEST_ALLOWED_PRIVATE_HOSTS = env_list("INGEST_ALLOWED_PRIVATE_HOSTS")
 LLM_BASE_URL = env_str("LLM_BASE_URL") or ""
 LLM_API_KEY = env_str("LLM_API_KEY") or ""
 LLM_MODEL = env_str("LLM_MODEL") or ""
+# Drafting summaries and intros uses the same endpoint; LLM_DRAFT_MODEL overrides the model.
+LLM_DRAFT_MODEL = env_str("LLM_DRAFT_MODEL") or ""
+# Per attempt; the openai client retries 429/5xx/timeouts LLM_MAX_RETRIES times with backoff.
+LLM_TIMEOUT_S = float(env_int("LLM_TIMEOUT_S", 60, minimum=1))
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0)
+# Tokens all requests of a day may use together (editorial day); 0 = unlimited.
+LLM_DAILY_TOKEN_BUDGET = env_int("LLM_DAILY_TOKEN_BUDGET", 0, minimum=0)
 
 if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -359,12 +370,10 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL") or "INFO"},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # The openai client's transport logs every request at INFO; LLMRequest rows keep that.
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+    },
 }
-# Drafting summaries and intros uses the same endpoint; LLM_DRAFT_MODEL overrides the model.
-LLM_DRAFT_MODEL = env_str("LLM_DRAFT_MODEL") or ""
-# Per attempt; the openai client retries 429/5xx/timeouts LLM_MAX_RETRIES times with backoff.
-LLM_TIMEOUT_S = float(env_int("LLM_TIMEOUT_S", 60, minimum=1))
-LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0)
-# Tokens all requests of a day may use together (editorial day); 0 = unlimited.
-LLM_DAILY_TOKEN_BUDGET = env_int("LLM_DAILY_TOKEN_BUDGET", 0, minimum=0)
