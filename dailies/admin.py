@@ -4,10 +4,14 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import HttpResponseRedirect
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from audit.admin import audit_history_panel
 from dailies import services
+from dailies.checklist import daily_publishing_blockers
+from dailies.drafting import daily_draft
 from dailies.models import Daily, DailyEntry, EditorialAction
 
 
@@ -86,14 +90,30 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
     search_fields = ["intro_en", "intro_zh", "entries__paper__title", "entries__paper__short_name"]
     date_hierarchy = "date"
     inlines = [DailyEntryInline]
-    readonly_fields = ["status", "published_at", "candidates_scored", "stats_line", "history"]
+    readonly_fields = [
+        "status",
+        "published_at",
+        "candidates_scored",
+        "stats_line",
+        "history",
+        "checklist",
+        "intro_provenance",
+    ]
     fieldsets = [
         (None, {"fields": [("track", "date"), ("status", "publish_at", "published_at")]}),
-        (_("Intro, side by side"), {"fields": [("intro_en", "intro_zh")]}),
+        (_("Publishing checklist"), {"fields": ["checklist"]}),
+        (_("Intro, side by side"), {"fields": [("intro_en", "intro_zh"), "intro_provenance"]}),
         (_("Stats (derived)"), {"fields": ["candidates_scored", "stats_line"]}),
         (_("Audit history"), {"fields": ["history"]}),
     ]
-    actions = ["publish_now", "schedule", "unpublish"]
+    actions = [
+        "publish_now",
+        "schedule",
+        "unpublish",
+        "draft_writing",
+        "confirm_intros",
+        "accept_untranslated",
+    ]
     list_select_related = ["track"]
 
     @admin.display(description=_("selected"))
@@ -141,6 +161,69 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
     @admin.action(description=_("Unpublish (back to draft)"), permissions=["publish"])
     def unpublish(self, request, queryset) -> None:
         self._apply(request, queryset, services.daily_unpublish, _("Unpublished %(n)d daily(ies)."))
+
+    @admin.action(description=_("Draft the missing writing (summaries and intros)"))
+    def draft_writing(self, request, queryset) -> None:
+        for daily in queryset.select_related("track"):
+            outcome = daily_draft(daily=daily)
+            line = outcome.summary_line()
+            level = messages.WARNING if outcome.stopped or line["flagged"] else messages.SUCCESS
+            text = _(
+                "%(daily)s: drafted %(drafted)d entries (%(flagged)d flagged); intro: %(intro)s."
+            ) % {
+                "daily": daily,
+                "drafted": line["drafted"],
+                "flagged": line["flagged"],
+                "intro": ", ".join(line["intro"]) or "—",
+            }
+            if outcome.stopped:
+                text += " " + _("Stopped: %(why)s") % {"why": outcome.stopped}
+            self.message_user(request, text, level)
+
+    @admin.action(description=_("Confirm the machine intros' flags as they stand"))
+    def confirm_intros(self, request, queryset) -> None:
+        self._apply(request, queryset, services.daily_intro_confirm, _("Confirmed %(n)d intro(s)."))
+
+    @admin.action(description=_("Accept “not yet translated” for entries missing a language"))
+    def accept_untranslated(self, request, queryset) -> None:
+        self._apply(
+            request,
+            queryset,
+            services.daily_accept_untranslated,
+            _("Accepted missing translations in %(n)d daily(ies)."),
+        )
+
+    @admin.display(description=_("what blocks publishing"))
+    def checklist(self, obj: Daily) -> str:
+        if obj.pk is None:
+            return "—"
+        blockers = daily_publishing_blockers(daily=obj)
+        if not blockers:
+            return _("Nothing: the daily may be published.")
+        return format_html_join(
+            mark_safe("<br>"), "• {}", ((blocker.message,) for blocker in blockers)
+        )
+
+    @admin.display(description=_("intro written by"))
+    def intro_provenance(self, obj: Daily) -> str:
+        parts = [
+            f"{language}: {getattr(obj, f'get_intro_{language}_provenance_display')()}"
+            for language in ("en", "zh")
+        ]
+        if obj.intro_drafter:
+            when = obj.intro_drafted_at.strftime("%Y-%m-%d %H:%M") if obj.intro_drafted_at else ""
+            who = {"who": obj.intro_drafter, "when": when}
+            parts.append(_("drafted by %(who)s %(when)s") % who)
+        for flag in obj.intro_flags or []:
+            parts.append(
+                _("open flag [%(language)s] %(kind)s: “%(text)s”")
+                % {
+                    "language": flag.get("language"),
+                    "kind": flag.get("kind"),
+                    "text": flag.get("text"),
+                }
+            )
+        return " · ".join(parts)
 
     @admin.display(description=_("history"))
     def history(self, obj: Daily) -> str:

@@ -20,6 +20,8 @@ from dailies.assembly import daily_record_editor_changes, track_profile_from_dai
 from dailies.checklist import daily_publishing_blockers
 from dailies.models import Daily, DailyEntry, DailyStatus
 from dailies.search.index import daily_paper_ids, search_index_refresh_on_commit
+from papers.languages import LANGUAGE_CODES
+from papers.models import Summary
 
 PUBLISH_PERMISSION = "dailies.publish_daily"
 Action = AuditRecord.Action
@@ -323,6 +325,7 @@ def daily_update(
     entries_before = {e.paper_id: (e.score, e.is_lead) for e in stored.entries.all()}
     if user is not None:
         edited.edited_by_editor = True
+        _intros_become_the_editors(edited, changed=field_changes)
     edited.full_clean()
     edited.save()
     entry_changes = _entries_apply(daily=edited, plan=plan) if plan else {}
@@ -341,6 +344,53 @@ def daily_update(
     if edited.status == DailyStatus.PUBLISHED:
         search_index_refresh_on_commit({*entries_before, *daily_paper_ids(edited.pk)})
     return edited
+
+
+def _intros_become_the_editors(daily: Daily, *, changed: Mapping[str, Any]) -> None:
+    """An editor's change of an intro makes it the editor's: re-drafting leaves it alone and
+    its machine flags no longer apply."""
+    for language in LANGUAGE_CODES:
+        if f"intro_{language}" in changed:
+            setattr(daily, f"intro_{language}_provenance", Summary.Provenance.EDITOR)
+            daily.intro_flags = [f for f in daily.intro_flags if f.get("language") != language]
+
+
+@transaction.atomic
+def daily_intro_confirm(*, daily: Daily, user) -> Daily:
+    """An editor confirms the machine-drafted intros as they stand: their open flags are
+    resolved (the publishing checklist stops listing them)."""
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    _check_may_change(stored, user)
+    if not stored.intro_flags:
+        return stored
+    flags, stored.intro_flags = stored.intro_flags, []
+    stored.save(update_fields=["intro_flags", "updated_at"])
+    if daily_is_public(stored):
+        audit_record(
+            user=user, action=Action.EDIT, obj=stored, changes={"intro_flags": [flags, []]}
+        )
+    return stored
+
+
+@transaction.atomic
+def daily_accept_untranslated(*, daily: Daily, user) -> Daily:
+    """An editor accepts publishing each entry that lacks a summary in a language with the
+    other language's text and the "not yet translated" note."""
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    _check_may_change(stored, user)
+    accepted: dict[str, list[str]] = {}
+    for entry in stored.entries.select_related("paper").prefetch_related("paper__summaries"):
+        have = {s.language for s in entry.paper.summaries.all()}
+        missing = [code for code in LANGUAGE_CODES if code not in have]
+        if missing and set(missing) - set(entry.accepted_untranslated):
+            entry.accepted_untranslated = sorted({*entry.accepted_untranslated, *missing})
+            entry.save(update_fields=["accepted_untranslated"])
+            accepted[entry.paper.canonical_id] = entry.accepted_untranslated
+    if accepted and daily_is_public(stored):
+        audit_record(
+            user=user, action=Action.EDIT, obj=stored, changes={"accepted_untranslated": accepted}
+        )
+    return stored
 
 
 @transaction.atomic
