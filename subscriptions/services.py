@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import secrets
 import smtplib
 from dataclasses import dataclass, field
 from email.utils import make_msgid
@@ -283,16 +284,24 @@ def _daily_topics(entries: list[DailyEntry]) -> set[int]:
     return {t.pk for e in entries for t in e.paper.topics.all()}
 
 
-def digest_message(
-    *, daily: Daily, entries: list[DailyEntry], subscriber: Subscriber, message_id: str
-) -> EmailMultiAlternatives:
-    """The daily as one multipart mail (plain text + HTML) in the subscriber's language,
-    with one-click unsubscribe headers (RFC 8058) and absolute links."""
-    language = subscriber.language
+@dataclass(frozen=True)
+class RenderedDigest:
+    """A daily rendered once for one language; ``slot`` stands where each subscriber's token
+    goes (their preferences and unsubscribe links)."""
+
+    language: str
+    slot: str
+    subject: str
+    text: str
+    html: str
+    unsubscribe_url: str
+
+
+def digest_render(*, daily: Daily, entries: list[DailyEntry], language: str) -> RenderedDigest:
+    """The daily as plain text and HTML in ``language``, with absolute links (no query)."""
+    slot = f"token{secrets.token_hex(8)}"  # random: no text in the daily can contain it
     with translation.override(language):
-        unsubscribe_url = absolute_url(
-            reverse("subscriptions:unsubscribe", args=[subscriber.token])
-        )
+        unsubscribe_url = absolute_url(reverse("subscriptions:unsubscribe", args=[slot]))
         track_name = daily.track.name(language)
         context = {
             "daily": daily,
@@ -303,9 +312,7 @@ def digest_message(
             "site_url": settings.SITE_URL,
             "daily_url": absolute_url(daily.get_absolute_url()),
             "unsubscribe_url": unsubscribe_url,
-            "preferences_url": absolute_url(
-                reverse("subscriptions:preferences", args=[subscriber.token])
-            ),
+            "preferences_url": absolute_url(reverse("subscriptions:preferences", args=[slot])),
         }
         subject = _("%(track_name)s — Paper Daily, %(date)s") % {
             "track_name": track_name,
@@ -313,24 +320,33 @@ def digest_message(
         }
         text = render_to_string("subscriptions/email/digest.txt", context)
         html = render_to_string("subscriptions/email/digest.html", context)
-    unsubscribe = [f"<{unsubscribe_url}>"]
+    return RenderedDigest(language, slot, subject, text, html, unsubscribe_url)
+
+
+def digest_message(
+    *, daily: Daily, rendered: RenderedDigest, subscriber: Subscriber, message_id: str
+) -> EmailMultiAlternatives:
+    """One subscriber's mail: multipart (plain text + HTML) in their language, with one-click
+    unsubscribe headers (RFC 8058)."""
+    token = subscriber.token  # URL-safe characters only: no escaping needed in either part
+    unsubscribe = [f"<{rendered.unsubscribe_url.replace(rendered.slot, token)}>"]
     if settings.DIGEST_UNSUBSCRIBE_MAILTO:
         unsubscribe.append(
-            f"<mailto:{settings.DIGEST_UNSUBSCRIBE_MAILTO}?subject=unsubscribe%20{subscriber.token}>"
+            f"<mailto:{settings.DIGEST_UNSUBSCRIBE_MAILTO}?subject=unsubscribe%20{token}>"
         )
     message = EmailMultiAlternatives(
-        subject=subject,
-        body=text,
+        subject=rendered.subject,
+        body=rendered.text.replace(rendered.slot, token),
         to=[subscriber.email],
         headers={
             "Message-ID": message_id,
-            "List-Id": f"<{daily.track.slug}.{language}.digest.{_site_domain()}>",
+            "List-Id": f"<{daily.track.slug}.{rendered.language}.digest.{_site_domain()}>",
             "List-Unsubscribe": ", ".join(unsubscribe),
             "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
             "Auto-Submitted": "auto-generated",
         },
     )
-    message.attach_alternative(html, "text/html")
+    message.attach_alternative(rendered.html.replace(rendered.slot, token), "text/html")
     return message
 
 
@@ -355,7 +371,8 @@ def _delivery_sent(delivery: Delivery, subscriber: Subscriber, message_id: str) 
         message_id=message_id,
         last_error="",
     )
-    Subscriber.objects.filter(pk=subscriber.pk, failure_count__gt=0).update(failure_count=0)
+    if subscriber.failure_count:
+        Subscriber.objects.filter(pk=subscriber.pk).update(failure_count=0)
 
 
 def _delivery_failed(delivery: Delivery, error: str, *, final: bool) -> bool:
@@ -394,6 +411,7 @@ def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutco
         s.pk: s
         for s in Subscriber.objects.confirmed().filter(pk__in=subscriber_ids, track=daily.track)
     }
+    rendered: dict[str, RenderedDigest] = {}  # once per language, not per subscriber
     connection = get_connection(fail_silently=False)
     retry_attempts = 0
     try:
@@ -408,9 +426,16 @@ def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutco
             if delivery is None:
                 outcome.skipped.append(pk)
                 continue
+            if subscriber.language not in rendered:
+                rendered[subscriber.language] = digest_render(
+                    daily=daily, entries=entries, language=subscriber.language
+                )
             message_id = make_msgid(domain=_site_domain())
             message = digest_message(
-                daily=daily, entries=entries, subscriber=subscriber, message_id=message_id
+                daily=daily,
+                rendered=rendered[subscriber.language],
+                subscriber=subscriber,
+                message_id=message_id,
             )
             try:
                 connection.open()  # no-op while open; reconnects after a failure closed it

@@ -8,10 +8,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
+import time
 from io import StringIO
 
 import pytest
 import time_machine
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, connection, transaction
@@ -462,3 +464,73 @@ def test_it_fails_loudly_on_a_bad_email_url(monkeypatch, value, message):
     with pytest.raises(ImproperlyConfigured, match=message) as exc:
         env.env_email_url("EMAIL_URL")
     assert "s3cret" not in str(exc.value)
+
+
+def _wait_for(condition, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_mails_the_digest_once_after_publishing(
+    track, draft, smtp_server, monkeypatch, request
+):
+    if not (settings.REDIS_URL and connection.vendor == "postgresql"):
+        pytest.skip("needs REDIS_URL and a PostgreSQL DATABASE_URL")
+    monkeypatch.setenv("EMAIL_URL", f"smtp://{smtp_server.host}:{smtp_server.port}")
+    request.getfixturevalue("worker")  # started after EMAIL_URL is set: it mails our server
+    ids = [make_subscriber(track=track).pk for _ in range(3)]
+    make_subscriber(track=track, status="pending")
+
+    daily_services.daily_publish(daily=draft)  # commits: the fan-out goes through Redis
+
+    assert _wait_for(lambda: len(smtp_server.messages) == 3)
+    assert _wait_for(
+        lambda: Delivery.objects.filter(status=Delivery.Status.SENT).count() == 3, timeout=10
+    )
+    # Redelivered fan-out and batch, in the worker: nothing more goes out.
+    assert tasks.fan_out_digest.delay(draft.pk).get(timeout=60) == 0
+    again = tasks.send_digest_batch.delay(draft.pk, ids).get(timeout=60)
+    assert again == {"sent": 0, "skipped": 3, "failed": 0, "retry": 0}
+    assert len(smtp_server.messages) == 3
+
+
+def test_it_gives_each_mail_its_own_links(track, draft, smtp_server):
+    daily_services.daily_publish(daily=draft)
+    subscribers = [make_subscriber(track=track, language=lang) for lang in ("en", "zh", "en")]
+    services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[s.pk for s in subscribers])
+    tokens = {s.token for s in subscribers}
+    for subscriber in subscribers:
+        [message] = smtp_server.to(subscriber.email)
+        for part in _parts(message):
+            assert f"/{subscriber.language}/subscribe/unsubscribe/{subscriber.token}/" in part
+            assert f"/subscribe/preferences/{subscriber.token}/" in part
+            assert not any(t in part for t in tokens - {subscriber.token})
+            assert "token" not in part.replace(subscriber.token, "")  # no slot left behind
+
+
+def test_it_sends_a_batch_in_queries_that_grow_with_subscribers_not_entries(track, smtp_server):
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(entries: int, subscribers: int, day: int) -> int:
+        daily = make_daily(
+            track=track,
+            date=DATE + dt.timedelta(days=day),
+            papers=[make_paper(orgs=("Microsoft",), topics=("kv-cache",)) for _ in range(entries)],
+        )
+        ids = [make_subscriber(track=track).pk for _ in range(subscribers)]
+        with CaptureQueriesContext(connection) as captured:
+            outcome = services.digest_send_batch(daily_id=daily.pk, subscriber_ids=ids)
+        assert len(outcome.sent) == subscribers
+        return len(captured.captured_queries)
+
+    base = queries(entries=2, subscribers=2, day=0)
+    assert queries(entries=8, subscribers=2, day=1) == base  # entries are prefetched
+    per_mail = (queries(entries=2, subscribers=6, day=2) - base) / 4
+    assert per_mail == int(per_mail) and per_mail <= 6

@@ -266,3 +266,47 @@ def test_it_keeps_the_subscribe_address_out_of_the_track_slugs():
 
     with pytest.raises(ValidationError, match="reserved"):
         Track(slug="subscribe", name_en="Subscribe", name_zh="订阅").full_clean()
+
+
+def _address(length: int) -> str:
+    """A valid address of exactly ``length`` characters (64-character local part, labels of
+    at most 63)."""
+    local = "a" * 64
+    domain_len = length - len(local) - 1 - len(".org")
+    labels, left = [], domain_len
+    while left > 0:
+        size = min(63, left)
+        labels.append("b" * size)
+        left -= size + 1
+    return f"{local}@{'.'.join(labels)}.org"
+
+
+def test_it_takes_an_address_up_to_the_length_limit(anonymous, track):
+    longest = _address(limits.EMAIL_MAX_LENGTH)
+    assert len(longest) == limits.EMAIL_MAX_LENGTH
+    assert _subscribe(anonymous, track, email=longest).status_code == 200
+    assert Subscriber.objects.get().email == longest  # stored whole (PostgreSQL checks length)
+    too_long = _address(limits.EMAIL_MAX_LENGTH + 1)
+    assert len(too_long) == limits.EMAIL_MAX_LENGTH + 1
+    assert _subscribe(anonymous, track, email=too_long).status_code == 400
+    assert Subscriber.objects.count() == 1
+
+
+def test_it_shows_subscribers_deliveries_and_bounces_to_staff_only(
+    anonymous, editor_client, admin_client, track
+):
+    from subscriptions.models import Bounce
+
+    make_subscriber("ada@example.org", track=track)
+    Bounce.objects.create(email="dead@example.org", kind=Bounce.Kind.HARD, detail="550")
+    pages = [
+        "/admin/subscriptions/subscriber/?status__exact=confirmed",
+        "/admin/subscriptions/delivery/?status__exact=sent",
+        "/admin/subscriptions/bounce/?kind__exact=hard",
+    ]
+    for url in pages:
+        assert anonymous.get(url).status_code == 302  # to the login page
+        assert editor_client.get(url).status_code == 403  # staff without the permission
+        assert admin_client.get(url).status_code == 200
+    assert "ada@example.org" in admin_client.get(pages[0]).content.decode()
+    assert "dead@example.org" in admin_client.get(pages[2]).content.decode()
