@@ -242,6 +242,27 @@ def test_a_private_host_is_refused_before_any_request(streaming):
     assert streaming.hits == []
 
 
+def test_a_name_with_any_private_address_is_refused(streaming, monkeypatch):
+    # A name that resolves to a public and a loopback address (DNS rebinding, or a split
+    # horizon): one non-public address is enough to refuse it.
+    import socket
+
+    real = socket.getaddrinfo
+
+    def two_addresses(host, port, *args, **kwargs):
+        if host != "mirror.example":
+            return real(host, port, *args, **kwargs)
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.215.14", port)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port)),
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", two_addresses)
+    with pytest.raises(FetchRefused, match="mirror.example: 127.0.0.1 is a loopback"):
+        fetch(streaming.url("/feed", host="mirror.example"), policy=_policy())
+    assert streaming.hits == []
+
+
 def _redirect(location: str):
     return lambda: (302, {"Location": location, "Content-Length": "0"}, iter([]))
 

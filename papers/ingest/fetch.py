@@ -296,15 +296,21 @@ class _GuardedBackend(httpcore.NetworkBackend):
         self.guard = guard
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        timeout = self.guard.clamp(timeout)
-        target = host
+        targets = [host]
         if host.lower().strip("[]") not in self.guard.policy.allowed_private_hosts:
-            target = _public_address(host, port)  # connect to the address that was checked
-        stream = self.inner.connect_tcp(
-            target, port, timeout=timeout, local_address=local_address,
-            socket_options=socket_options,
-        )  # fmt: skip
-        return _GuardedStream(stream, self.guard)
+            targets = _public_addresses(host, port)  # connect to an address that was checked
+        for number, target in enumerate(targets, start=1):
+            try:
+                stream = self.inner.connect_tcp(
+                    target, port, timeout=self.guard.clamp(timeout),
+                    local_address=local_address, socket_options=socket_options,
+                )  # fmt: skip
+            except httpcore.ConnectError:
+                if number == len(targets):
+                    raise
+            else:
+                return _GuardedStream(stream, self.guard)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def connect_unix_socket(self, *args, **kwargs):
         raise FetchRefused("unix sockets are never fetched")
@@ -313,8 +319,8 @@ class _GuardedBackend(httpcore.NetworkBackend):
         time.sleep(seconds)
 
 
-def _public_address(host: str, port: int) -> str:
-    """The first address of ``host``, once every address it resolves to proved public."""
+def _public_addresses(host: str, port: int) -> list[str]:
+    """The addresses of ``host``, once every one of them proved public."""
     try:
         infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
@@ -328,7 +334,7 @@ def _public_address(host: str, port: int) -> str:
             )
     if not addresses:
         raise httpcore.ConnectError(f"{host} has no address")
-    return addresses[0]
+    return addresses
 
 
 def _client(guard: _Guard) -> httpx.Client:
