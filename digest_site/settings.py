@@ -214,6 +214,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "dailies.tasks.refresh_stale_search_index",
         "schedule": 2 * 60.0,
     },
+    "resume-email-digests": {
+        "task": "subscriptions.tasks.resume_digests",
+        "schedule": 15 * 60.0,
+    },
     "verify-reference-code": {
         "task": "deepdives.tasks.verify_all_reference_code",
         "schedule": 24 * 60 * 60.0,

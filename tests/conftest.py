@@ -147,6 +147,15 @@ def recorded_server(settings):
         yield server
 
 
+@pytest.fixture
+def llm_server():
+    """A real chat-completions server on 127.0.0.1 answering with recorded replies."""
+    from tests.llm_server import LLMServer
+
+    with LLMServer() as server:
+        yield server
+
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -158,11 +167,23 @@ def _test_database_url() -> str:
 
 
 @pytest.fixture
-def worker(transactional_db, tmp_path):
+def worker_env() -> dict[str, str]:
+    """Extra environment for the worker process; a test module overrides it (e.g. to point
+    the worker at a recorded LLM server)."""
+    return {}
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path, worker_env):
     """A real Celery worker process on Redis, using this run's PostgreSQL test database.
 
     Its log goes to a file (a pipe nobody reads would fill up and stall the worker)."""
-    env = {**os.environ, "DATABASE_URL": _test_database_url(), "REDIS_URL": settings.REDIS_URL}
+    env = {
+        **os.environ,
+        "DATABASE_URL": _test_database_url(),
+        "REDIS_URL": settings.REDIS_URL,
+        **worker_env,
+    }
     env["INGEST_ALLOWED_PRIVATE_HOSTS"] = "127.0.0.1"  # the recorded server
     log_path = tmp_path / "worker.log"
     log_file = log_path.open("w")

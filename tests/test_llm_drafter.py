@@ -21,7 +21,6 @@ from papers.models import DraftRun, LLMRequest, Paper, Summary, Track
 from tests.factories import make_daily, make_paper, make_track
 from tests.llm_server import (
     PATH,
-    LLMServer,
     completion,
     error,
     recorded,
@@ -33,12 +32,6 @@ from tests.llm_server import (
 DEMO = Path(__file__).resolve().parent.parent / "dailies" / "demo" / "papers"
 TIMEOUT_S = 0.3
 MAX_RETRIES = 1
-
-
-@pytest.fixture
-def llm_server():
-    with LLMServer() as server:
-        yield server
 
 
 @pytest.fixture

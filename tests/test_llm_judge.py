@@ -3,13 +3,11 @@ client."""
 
 from __future__ import annotations
 
-import pytest
-
 from papers.llm_client import make_client
 from papers.models import LLMRequest, Track
 from papers.scoring.llm import LLMJudge
 from tests.factories import make_paper, make_track
-from tests.llm_server import LLMServer, completion, error, slow
+from tests.llm_server import completion, error, slow
 from tests.recorded_server import Reply
 
 GOOD = {
@@ -17,12 +15,6 @@ GOOD = {
     "rationale_en": "Directly about KV cache serving, with production numbers.",
     "rationale_zh": "直接讨论 KV 缓存服务，有生产环境数字。",
 }
-
-
-@pytest.fixture
-def llm_server():
-    with LLMServer() as server:
-        yield server
 
 
 def _judge(server) -> LLMJudge:

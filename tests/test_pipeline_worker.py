@@ -15,7 +15,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from dailies.models import Daily
-from dailies.services import daily_schedule
+from dailies.services import daily_accept_untranslated, daily_schedule
 from dailies.tasks import assemble_daily, publish_due_dailies
 from papers.models import IngestRun, Paper, Source, Track
 from papers.tasks import ingest_source_task, score_pending_papers
@@ -79,8 +79,17 @@ def test_a_feed_becomes_a_published_daily_through_the_worker(worker, recorded_se
     assert assembled["candidates"] == 12 and assembled["selected"]
 
     daily = Daily.objects.get(track=track, date=tomorrow)
-    daily.intro_en, daily.intro_zh = "Assembled by the pipeline.", "由流水线组稿。"
+    # Assembly queued the drafting (offline: English only); let it finish first.
+    for _ in range(300):
+        if Daily.objects.filter(pk=daily.pk).exclude(intro_en="").exists():
+            break
+        time.sleep(0.2)
+    daily.refresh_from_db()
+    assert daily.intro_en and daily.intro_en_provenance == "machine"
+    assert all(e.paper.summaries.filter(language="en").exists() for e in daily.entries.all())
+    daily.intro_zh = "由流水线组稿。"
     daily.save()
+    daily_accept_untranslated(daily=daily, user=None)  # an editor accepts the English
     daily_schedule(daily=daily, publish_at=timezone.now() - dt.timedelta(minutes=1))
     assert publish_due_dailies.delay().get(timeout=60) == [daily.pk]
     for _ in range(100):
