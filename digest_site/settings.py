@@ -379,5 +379,7 @@ LOGGING = {
         # The openai client's transport logs every request at INFO; LLMRequest rows keep that.
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},
+        # django-axes announces its configuration at INFO in every process, commands too.
+        "axes.apps": {"level": "WARNING"},
     },
 }

@@ -222,6 +222,9 @@ def test_it_falls_back_to_the_offline_drafter_when_the_takeaway_is_not_in_the_su
     assert stored["en"].body == offline.languages["en"].summary
     assert stored["en"].takeaway in stored["en"].body
     assert stored["zh"].body == recorded("hilo")["zh"]["summary"]
+    # Each text says who wrote it: the offline drafter the English, the model the Chinese.
+    assert (stored["en"].drafter, stored["en"].model_name) == ("offline-extractive", "")
+    assert (stored["zh"].drafter, stored["zh"].model_name) == ("llm", "draft-model-1")
     run = DraftRun.objects.get(paper=paper)
     assert any(
         note.startswith("en: the model's answer was rejected: the en takeaway does not occur")

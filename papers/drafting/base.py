@@ -67,6 +67,9 @@ class PaperDraft:
     missing: dict[str, str] = field(default_factory=dict)
     usage: list[Usage] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # A language another drafter wrote (e.g. the offline fallback of the LLM drafter):
+    # language → (drafter, version, model, prompt version), stored as that text's provenance.
+    written_by: dict[str, tuple[str, str, str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

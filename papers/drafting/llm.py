@@ -363,6 +363,13 @@ class LLMDrafter:
         for language, reason in reasons.items():
             if offered.get(language):
                 into[language] = offered[language]
+                if hasattr(draft, "written_by"):  # paper drafts record it per language
+                    draft.written_by[language] = (
+                        offline.drafter,
+                        offline.drafter_version,
+                        offline.model,
+                        offline.prompt_version,
+                    )
                 draft.notes.append(
                     f"{language}: {reason}; drafted by {offline.drafter} "
                     f"{offline.drafter_version} instead"

@@ -505,7 +505,7 @@ def _store_draft(
                 summary=summary,
                 **values,
                 provenance=Summary.Provenance.MACHINE,
-                **provenance,
+                **{**provenance, **_written_by(draft, code)},
                 reason=SummaryVersion.Reason.PROPOSED,
             )
             version.save()
@@ -517,7 +517,7 @@ def _store_draft(
             summary.flags.filter(resolution=SummaryFlag.Resolution.OPEN).delete()
         else:
             summary = Summary(paper=paper, language=code)
-        for name, value in {**values, **provenance}.items():
+        for name, value in {**values, **provenance, **_written_by(draft, code)}.items():
             setattr(summary, name, value)
         summary.provenance = Summary.Provenance.MACHINE
         summary.reviewed_by = summary.reviewed_at = None
@@ -528,6 +528,19 @@ def _store_draft(
         outcome.languages.append(code)
         outcome.flags += [(code, f.kind, f.text) for f in findings]
     _set_short_name(paper, draft.short_name)
+
+
+def _written_by(draft: PaperDraft, language: str) -> dict:
+    """The provenance of a language another drafter wrote (the LLM drafter's fallback)."""
+    if language not in draft.written_by:
+        return {}
+    drafter, version, model, prompt = draft.written_by[language]
+    return {
+        "drafter": drafter[:60],
+        "drafter_version": version[:30],
+        "model_name": model[:100],
+        "prompt_version": prompt[:30],
+    }
 
 
 def _texts(summary: Summary) -> dict:
