@@ -25,6 +25,10 @@ DELIVERY_MAX_ATTEMPTS = 4
 RETRY_BACKOFF_BASE = dt.timedelta(minutes=1)
 RETRY_BACKOFF_CAP = dt.timedelta(hours=1)
 
+# The periodic sweep finishes the sending of dailies published this recently: batches a
+# dead worker left, retries whose time has come.
+RESUME_WINDOW = dt.timedelta(days=2)
+
 # Failed attempts in a row (any daily) after which an address is suspended.
 SUSPEND_AFTER_FAILURES = 5
 

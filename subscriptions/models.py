@@ -93,6 +93,8 @@ class Delivery(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     # Set while a worker holds the claim; cleared when an attempt fails and waits for a retry.
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # After a failed attempt: no new attempt before this time (the backoff).
+    retry_after = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     message_id = models.CharField(max_length=255, blank=True)

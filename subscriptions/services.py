@@ -205,10 +205,13 @@ def subscriber_unsubscribe(*, subscriber: Subscriber) -> Subscriber:
 # --- sending -----------------------------------------------------------------------------
 
 
-def digest_recipients(daily: Daily) -> QuerySet[Subscriber]:
+def digest_recipients(
+    daily: Daily, *, confirmed_by_publication: bool = False
+) -> QuerySet[Subscriber]:
     """Confirmed subscribers of the daily's track who should get it and have not had it
     (nor been given up on): those without a topic, and those whose topic one of its papers
-    has. Runs no query until evaluated."""
+    has; with ``confirmed_by_publication``, only those confirmed when it was published.
+    Runs no query until evaluated."""
     topics = Topic.objects.filter(papers__daily_entries__daily=daily)
     done = Delivery.objects.filter(
         subscriber=OuterRef("pk"),
@@ -220,23 +223,39 @@ def digest_recipients(daily: Daily) -> QuerySet[Subscriber]:
         .filter(track_id=daily.track_id)
         .filter(Q(topic__isnull=True) | Q(topic__in=topics))
         .exclude(Exists(done))
+        .filter(Q(confirmed_at__lte=daily.published_at) if confirmed_by_publication else Q())
         .order_by("pk")
     )
 
 
-def digest_batches(*, daily_id: int) -> list[list[int]]:
+def digest_batches(*, daily_id: int, resume: bool = False) -> list[list[int]]:
     """The recipients of a published daily in batches of limits.BATCH_SIZE ids; none for a
-    daily readers cannot see."""
+    daily readers cannot see. ``resume`` (the periodic sweep) keeps to those confirmed when
+    it was published: it finishes what a dead worker left, it does not mail new readers."""
     daily = Daily.objects.published().filter(pk=daily_id).first()
     if daily is None:
         return []
-    ids = list(digest_recipients(daily).values_list("pk", flat=True).distinct())
+    recipients = digest_recipients(daily, confirmed_by_publication=resume)
+    ids = list(recipients.values_list("pk", flat=True).distinct())
     return [ids[i : i + limits.BATCH_SIZE] for i in range(0, len(ids), limits.BATCH_SIZE)]
+
+
+def digest_dailies_to_resume() -> list[int]:
+    """Published dailies recent enough (limits.RESUME_WINDOW) that the sweep finishes their
+    sending: what a dead worker left, and retries whose time has come."""
+    since = timezone.now() - limits.RESUME_WINDOW
+    return list(
+        Daily.objects.published()
+        .filter(published_at__gte=since)
+        .order_by("published_at")
+        .values_list("pk", flat=True)
+    )
 
 
 def delivery_claim(*, subscriber_id: int, daily_id: int) -> Delivery | None:
     """Take the right to send this daily to this subscriber, or None if it is not ours:
-    sent, given up, or held by another worker whose lease has not run out."""
+    sent, given up, held by another worker whose lease has not run out, or waiting for its
+    retry time."""
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -247,15 +266,16 @@ def delivery_claim(*, subscriber_id: int, daily_id: int) -> Delivery | None:
         pass  # the row exists: someone claimed it before
     row = Delivery.objects.filter(subscriber_id=subscriber_id, daily_id=daily_id)
     free = Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - limits.DELIVERY_LEASE)
+    due = Q(retry_after__isnull=True) | Q(retry_after__lte=now)
     taken = row.filter(
-        free, status=Delivery.Status.QUEUED, attempts__lt=limits.DELIVERY_MAX_ATTEMPTS
+        free, due, status=Delivery.Status.QUEUED, attempts__lt=limits.DELIVERY_MAX_ATTEMPTS
     ).update(claimed_at=now, attempts=F("attempts") + 1)
     if taken:
         return row.get()
     # A worker died during the last allowed attempt: give the delivery up.
-    row.filter(free, status=Delivery.Status.QUEUED).update(
-        status=Delivery.Status.FAILED, claimed_at=None
-    )
+    row.filter(
+        free, status=Delivery.Status.QUEUED, attempts__gte=limits.DELIVERY_MAX_ATTEMPTS
+    ).update(status=Delivery.Status.FAILED, claimed_at=None)
     return None
 
 
@@ -376,11 +396,13 @@ def _delivery_sent(delivery: Delivery, subscriber: Subscriber, message_id: str) 
 
 
 def _delivery_failed(delivery: Delivery, error: str, *, final: bool) -> bool:
-    """Record a failed attempt; True when the delivery will be retried."""
+    """Record a failed attempt; True when the delivery will be retried (not before its
+    backoff has passed)."""
     final = final or delivery.attempts >= limits.DELIVERY_MAX_ATTEMPTS
     Delivery.objects.filter(pk=delivery.pk).update(
         status=Delivery.Status.FAILED if final else Delivery.Status.QUEUED,
         claimed_at=None,
+        retry_after=None if final else timezone.now() + limits.retry_delay(delivery.attempts),
         last_error=error[:1000],
     )
     return not final

@@ -14,10 +14,20 @@ def digest_on_publish(daily_id: int) -> None:
     fan_out_digest.delay(daily_id)
 
 
+@shared_task
+def resume_digests() -> list[int]:
+    """Periodic entry point: fan out again each recently published daily. Idempotent: only
+    what was never sent (and is not held or waiting for its retry time) goes out."""
+    daily_ids = services.digest_dailies_to_resume()
+    for daily_id in daily_ids:
+        fan_out_digest.delay(daily_id, resume=True)
+    return daily_ids
+
+
 @shared_task(acks_late=True)
-def fan_out_digest(daily_id: int) -> int:
+def fan_out_digest(daily_id: int, resume: bool = False) -> int:
     """One send task per batch of the daily's recipients; returns how many batches."""
-    batches = services.digest_batches(daily_id=daily_id)
+    batches = services.digest_batches(daily_id=daily_id, resume=resume)
     for subscriber_ids in batches:
         send_digest_batch.delay(daily_id, subscriber_ids)
     return len(batches)

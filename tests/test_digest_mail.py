@@ -269,32 +269,46 @@ def test_it_suspends_a_hard_bouncing_address_and_mails_the_others(
 
 
 def test_it_retries_a_soft_bounce_with_backoff_and_gives_up_after_the_last_attempt(
-    track, draft, smtp_server, eager_tasks
+    track, draft, smtp_server, monkeypatch
 ):
     daily_services.daily_publish(daily=draft)
     smtp_server.refuse["full@example.org"] = "452 4.2.2 Mailbox full"
-    subscriber = make_subscriber("full@example.org", track=track)
-    outcome = services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[subscriber.pk])
-    assert outcome.retry == [subscriber.pk]
-    assert outcome.retry_in == limits.retry_delay(1).total_seconds() == 60
+    pk = make_subscriber("full@example.org", track=track).pk
+    queued = []  # what the task hands back to the broker
+    monkeypatch.setattr(
+        tasks.send_digest_batch,
+        "apply_async",
+        lambda args, countdown: queued.append((args, countdown)),
+    )
+    assert limits.retry_delay(1).total_seconds() == 60
     assert limits.retry_delay(3).total_seconds() == 240
     assert limits.retry_delay(30) == limits.RETRY_BACKOFF_CAP
-    delivery = Delivery.objects.get()
-    assert (delivery.status, delivery.attempts, delivery.claimed_at) == ("queued", 1, None)
-    assert "452" in delivery.last_error
-
-    # The task re-queues what failed (eagerly here, so the retries run at once).
-    tasks.send_digest_batch.apply(args=(draft.pk, [subscriber.pk])).get()
-    delivery.refresh_from_db()
-    assert (delivery.status, delivery.attempts) == (
-        Delivery.Status.FAILED,
-        limits.DELIVERY_MAX_ATTEMPTS,
-    )
-    assert Bounce.objects.filter(kind=Bounce.Kind.SOFT).count() == limits.DELIVERY_MAX_ATTEMPTS
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        assert tasks.send_digest_batch(draft.pk, [pk])["retry"] == 1
+        assert queued == [((draft.pk, [pk]), 60.0)]
+        delivery = Delivery.objects.get()
+        assert (delivery.status, delivery.attempts, delivery.claimed_at) == ("queued", 1, None)
+        assert "452" in delivery.last_error
+        for attempt in range(2, limits.DELIVERY_MAX_ATTEMPTS + 1):
+            # Not before its time: a redelivered task or the sweep leaves it alone.
+            clock.shift(limits.retry_delay(attempt - 1) - dt.timedelta(seconds=1))
+            assert services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[pk]).skipped
+            clock.shift(dt.timedelta(seconds=1))
+            outcome = services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[pk])
+            assert outcome.retry == [] if attempt == limits.DELIVERY_MAX_ATTEMPTS else [pk]
+        delivery.refresh_from_db()
+        assert (delivery.status, delivery.attempts, delivery.retry_after) == (
+            Delivery.Status.FAILED,
+            limits.DELIVERY_MAX_ATTEMPTS,
+            None,
+        )
+        assert outcome.failed == [pk]
+        soft = Bounce.objects.filter(kind=Bounce.Kind.SOFT).count()
+        assert soft == limits.DELIVERY_MAX_ATTEMPTS
+        # Given up: later runs do not try again.
+        clock.shift(dt.timedelta(days=1))
+        assert services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[pk]).skipped == [pk]
     assert smtp_server.messages == []
-    # Given up: a later run does not try again.
-    again = services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[subscriber.pk])
-    assert again.skipped == [subscriber.pk]
 
 
 def test_it_suspends_an_address_after_repeated_failures_at_the_limit(track, draft, smtp_server):
@@ -311,9 +325,10 @@ def test_it_suspends_an_address_after_repeated_failures_at_the_limit(track, draf
     assert near.status == Subscriber.Status.CONFIRMED
     assert near.failure_count == limits.SUSPEND_AFTER_FAILURES - 1
     assert at.status == Subscriber.Status.SUSPENDED
-    # A success resets the count.
+    # A success (its retry, when due) resets the count.
     del smtp_server.refuse["flaky@example.org"]
-    services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[near.pk])
+    with time_machine.travel(timezone.now() + limits.retry_delay(1)):
+        services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[near.pk])
     near.refresh_from_db()
     assert (near.status, near.failure_count) == (Subscriber.Status.CONFIRMED, 0)
 
@@ -332,7 +347,8 @@ def test_it_retries_when_the_server_is_down_without_blaming_the_address(track, d
     assert subscriber.failure_count == 0
     assert not Bounce.objects.exists()
 
-    with SMTPServer(port) as server:
+    later = timezone.now() + limits.retry_delay(1)
+    with SMTPServer(port) as server, time_machine.travel(later):
         outcome = services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[subscriber.pk])
         assert outcome.sent == [subscriber.pk]
         assert len(server.to("ada@example.org")) == 1
@@ -534,3 +550,55 @@ def test_it_sends_a_batch_in_queries_that_grow_with_subscribers_not_entries(trac
     assert queries(entries=8, subscribers=2, day=1) == base  # entries are prefetched
     per_mail = (queries(entries=2, subscribers=6, day=2) - base) / 4
     assert per_mail == int(per_mail) and per_mail <= 6
+
+
+def test_the_sweep_finishes_what_a_dead_worker_left_and_mails_no_newcomer(
+    track, draft, smtp_server, eager_tasks
+):
+    daily_services.daily_publish(daily=draft)
+    published = Daily.objects.get(pk=draft.pk).published_at
+    held = make_subscriber("held@example.org", track=track)  # its worker died mid-send
+    make_subscriber("never@example.org", track=track)  # in the batch it never reached
+    waiting = make_subscriber("waiting@example.org", track=track)  # a retry not yet due
+    done = make_subscriber("done@example.org", track=track)
+    Subscriber.objects.update(confirmed_at=published - dt.timedelta(days=1))
+    Delivery.objects.create(subscriber=held, daily=draft, claimed_at=published, attempts=1)
+    Delivery.objects.create(
+        subscriber=waiting,
+        daily=draft,
+        attempts=1,
+        retry_after=published + limits.DELIVERY_LEASE + dt.timedelta(hours=1),
+    )
+    Delivery.objects.create(subscriber=done, daily=draft, status="sent", sent_at=published)
+    newcomer = make_subscriber("new@example.org", track=track)  # confirmed after publication
+    Subscriber.objects.filter(pk=newcomer.pk).update(confirmed_at=published + dt.timedelta(hours=1))
+    old = make_daily(track=track, date=DATE - dt.timedelta(days=5))
+    Daily.objects.filter(pk=old.pk).update(
+        published_at=published - limits.RESUME_WINDOW - dt.timedelta(minutes=1)
+    )
+
+    with time_machine.travel(published + limits.DELIVERY_LEASE + dt.timedelta(seconds=1)):
+        assert tasks.resume_digests.apply().get() == [draft.pk]
+        assert tasks.resume_digests.apply().get() == [draft.pk]  # twice: still once each
+    assert len(smtp_server.to("held@example.org")) == 1
+    assert len(smtp_server.to("never@example.org")) == 1
+    assert smtp_server.to("waiting@example.org") == smtp_server.to("done@example.org") == []
+    assert smtp_server.to("new@example.org") == []
+    assert len(smtp_server.messages) == 2
+
+
+def test_it_gives_up_a_delivery_whose_worker_died_on_the_last_attempt(track, draft, smtp_server):
+    daily_services.daily_publish(daily=draft)
+    subscriber = make_subscriber(track=track)
+    claimed = timezone.now()
+    Delivery.objects.create(
+        subscriber=subscriber,
+        daily=draft,
+        claimed_at=claimed,
+        attempts=limits.DELIVERY_MAX_ATTEMPTS,
+    )
+    with time_machine.travel(claimed + limits.DELIVERY_LEASE + dt.timedelta(seconds=1)):
+        outcome = services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[subscriber.pk])
+    assert outcome.skipped == [subscriber.pk]
+    assert Delivery.objects.get().status == Delivery.Status.FAILED
+    assert smtp_server.messages == []
