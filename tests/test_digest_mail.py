@@ -602,3 +602,18 @@ def test_it_gives_up_a_delivery_whose_worker_died_on_the_last_attempt(track, dra
     assert outcome.skipped == [subscriber.pk]
     assert Delivery.objects.get().status == Delivery.Status.FAILED
     assert smtp_server.messages == []
+
+
+def test_send_digest_reports_failures_and_exits_non_zero(track, draft, smtp_server):
+    daily_services.daily_publish(daily=draft)
+    smtp_server.refuse["dead@example.org"] = "550 5.1.1 No such user"
+    make_subscriber("dead@example.org", track=track)
+    make_subscriber("ada@example.org", track=track)
+    out = StringIO()
+    with pytest.raises(SystemExit) as exit_:
+        call_command("send_digest", "infra", "2026-10-28", stdout=out)
+    assert exit_.value.code == 1
+    assert out.getvalue().strip() == (
+        "infra 2026-10-28: sent 1, skipped 0, failed 1, to retry 0 (2 subscribers due)"
+    )
+    assert len(smtp_server.to("ada@example.org")) == 1
