@@ -208,6 +208,12 @@ def _paper_prefetches(prefix: str) -> list:
     return [f"{prefix}{lookup}" for lookup in PAPER_LOOKUPS]
 
 
+def _newest(queryset: QuerySet, *ordering: str) -> QuerySet:
+    """The ids of the ``FEED_ITEMS`` first rows of ``queryset`` (a subquery), so that the
+    content times are computed for the rows shown, not for a track's whole history."""
+    return queryset.order_by(*ordering).values("pk")[:FEED_ITEMS]
+
+
 def _active_track(slug: str) -> Track:
     return get_object_or_404(Track, slug=slug, is_active=True)
 
@@ -230,7 +236,7 @@ class TrackDailiesFeed(ContentFeed):
         )
         return (
             Daily.objects.published()
-            .filter(track=track)
+            .filter(pk__in=_newest(Daily.objects.published().filter(track=track), "-date"))
             .select_related("track")
             .annotate(content_updated=daily_content_updated())
             .prefetch_related(Prefetch("entries", queryset=entries, to_attr="feed_entries"))
@@ -291,9 +297,12 @@ class TrackPapersFeed(ContentFeed):
         return _active_track(track)
 
     def item_rows(self, track: Track) -> QuerySet[DailyEntry]:
+        shown = _newest(
+            DailyEntry.objects.published().filter(daily__track=track), "-daily__date", "position"
+        )
         return (
             DailyEntry.objects.published()
-            .filter(daily__track=track)
+            .filter(pk__in=shown)
             .select_related("daily", "daily__track", "paper", "paper__venue")
             .prefetch_related(*_paper_prefetches("paper__"))
             .annotate(
@@ -350,10 +359,18 @@ def _paper_heading(paper, lang: str) -> str:
 class PaperListFeed(ContentFeed):
     """Papers of published dailies, newest appearance first, as on the topic page."""
 
-    def papers(self) -> QuerySet:
-        """``index_papers()`` with each paper's latest published appearance and content time."""
-        return index_papers().annotate(
-            appeared_at=paper_appeared_at(), content_updated=paper_content_updated()
+    def annotated(self, papers: QuerySet) -> QuerySet:
+        """The first ``FEED_ITEMS`` of ``papers`` (a filtered ``index_papers()``, in its order),
+        with their latest appearance and content time. Which papers those are is read once
+        per request (one query), for both the validators and the items."""
+        if not hasattr(self, "_shown"):
+            self._shown = list(
+                papers.prefetch_related(None).values_list("pk", flat=True)[:FEED_ITEMS]
+            )
+        return (
+            index_papers()
+            .filter(pk__in=self._shown)
+            .annotate(appeared_at=paper_appeared_at(), content_updated=paper_content_updated())
         )
 
     def item_title(self, paper) -> str:
@@ -386,7 +403,7 @@ class TopicFeed(PaperListFeed):
         return get_object_or_404(Topic, slug=slug)
 
     def item_rows(self, topic: Topic) -> QuerySet:
-        return self.papers().filter(topics=topic)
+        return self.annotated(index_papers().filter(topics=topic))
 
     def title(self, topic: Topic) -> str:
         return _feed_title(gettext("Topic: %(topic_name)s") % {"topic_name": topic.name(self.lang)})
@@ -459,8 +476,8 @@ class SearchFeed(PaperListFeed):
 
     def item_rows(self, filters: Filters) -> QuerySet:
         if not self.params["q"]:
-            return self.papers().filter(pk__in=browse(filters).prefetch_related(None).values("pk"))
-        return self.papers().filter(pk__in=self.matches(filters))
+            return self.annotated(browse(filters))
+        return self.annotated(index_papers().filter(pk__in=self.matches(filters)))
 
     def matches(self, filters: Filters) -> list[int]:
         """The ids of every paper the search finds (the search runs once per request)."""

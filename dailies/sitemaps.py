@@ -9,15 +9,39 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from functools import lru_cache
 
 from django.contrib.sitemaps import Sitemap
 from django.db.models import Max, QuerySet
 from django.urls import reverse
+from django.utils import translation
 
 from dailies.feeds import daily_content_updated, paper_content_updated
 from dailies.models import Daily, published_q
 from dailies.selectors import published_papers
 from papers.models import Paper, Topic, Track
+
+
+@lru_cache(maxsize=256)
+def _route(name: str, language: str, kinds: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    # Stand-ins each converter accepts and no real value is: year 1 is no daily's date.
+    slots = tuple(
+        f"0001-01-{i + 1:02d}" if kind == "date" else f"zz-slot-{i}-zz"
+        for i, kind in enumerate(kinds)
+    )
+    with translation.override(language):
+        return reverse(name, args=slots), slots
+
+
+def fast_reverse(name: str, *args: str | dt.date) -> str:
+    """``reverse(name, args=args)`` in the active language for slugs and dates, by filling in
+    a route reversed once: a sitemap builds four URLs per item (its own and three
+    alternates) and ``reverse()`` costs ~85 µs each, most of a large sitemap's time."""
+    kinds = tuple("date" if isinstance(a, dt.date) else "slug" for a in args)
+    path, slots = _route(name, translation.get_language(), kinds)
+    for slot, arg in zip(slots, args, strict=True):
+        path = path.replace(slot, arg.isoformat() if isinstance(arg, dt.date) else arg, 1)
+    return path
 
 
 class I18nSitemap(Sitemap):
@@ -61,7 +85,7 @@ class PagesSitemap(I18nSitemap):
         return list(self.pages)
 
     def location(self, name: str) -> str:
-        return reverse(name)
+        return fast_reverse(name)
 
     def lastmod(self, name: str) -> dt.datetime | None:
         return self.pages[name]()
@@ -87,6 +111,9 @@ class DailySitemap(I18nSitemap):
             .order_by("-date", "track__position", "pk")
         )
 
+    def location(self, daily: Daily) -> str:
+        return fast_reverse("dailies:daily", daily.track.slug, daily.date)
+
 
 class TrackSitemap(I18nSitemap):
     def items(self) -> QuerySet[Track]:
@@ -98,7 +125,7 @@ class TrackSitemap(I18nSitemap):
         )
 
     def location(self, track: Track) -> str:
-        return reverse("dailies:track", args=[track.slug])
+        return fast_reverse("dailies:track", track.slug)
 
 
 class PaperSitemap(I18nSitemap):
@@ -111,7 +138,7 @@ class PaperSitemap(I18nSitemap):
         )
 
     def location(self, paper: Paper) -> str:
-        return reverse("dailies:paper", args=[paper.slug])
+        return fast_reverse("dailies:paper", paper.slug)
 
 
 class TopicSitemap(I18nSitemap):
@@ -126,7 +153,7 @@ class TopicSitemap(I18nSitemap):
         )
 
     def location(self, topic: Topic) -> str:
-        return reverse("dailies:topic", args=[topic.slug])
+        return fast_reverse("dailies:topic", topic.slug)
 
 
 def sitemaps() -> dict[str, I18nSitemap]:

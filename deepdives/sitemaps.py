@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import F, Max, QuerySet
 
-from dailies.sitemaps import I18nSitemap, PagesSitemap
+from dailies.sitemaps import I18nSitemap, PagesSitemap, fast_reverse
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 
@@ -23,6 +23,9 @@ class DeepDiveSitemap(I18nSitemap):
             .order_by("slug")
         )
 
+    def location(self, deep_dive: DeepDive) -> str:
+        return fast_reverse("deepdives:detail", deep_dive.slug)
+
 
 class CodeSitemap(I18nSitemap):
     def items(self) -> QuerySet[ReferenceCode]:
@@ -32,6 +35,9 @@ class CodeSitemap(I18nSitemap):
             .annotate(lastmod=F("last_run_at"))
             .order_by("slug")
         )
+
+    def location(self, code: ReferenceCode) -> str:
+        return fast_reverse("deepdives:code", code.slug)
 
 
 def sitemaps() -> dict[str, I18nSitemap]:

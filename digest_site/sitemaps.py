@@ -7,6 +7,8 @@ an index of the sections at ``/sitemap-<section>.xml``, each paginated at the sa
 
 from __future__ import annotations
 
+from xml.sax.saxutils import escape, quoteattr
+
 from django.contrib.sitemaps import views as sitemap_views
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
@@ -26,7 +28,7 @@ def sitemap(request: HttpRequest) -> HttpResponse:
     """One sitemap while it fits in a file, else the index of the sections."""
     sitemaps = sections()
     if sum(s.size() for s in sitemaps.values()) <= I18nSitemap.limit:
-        return sitemap_views.sitemap(request, sitemaps=sitemaps)
+        return _urlset(sitemap_views.sitemap(request, sitemaps=sitemaps))
     return sitemap_views.index(request, sitemaps=sitemaps, sitemap_url_name="sitemap_section")
 
 
@@ -35,7 +37,32 @@ def sitemap_section(request: HttpRequest, section: str) -> HttpResponse:
     sitemaps = sections()
     if section not in sitemaps:
         raise Http404("no such sitemap section")
-    return sitemap_views.sitemap(request, sitemaps=sitemaps, section=section)
+    return _urlset(sitemap_views.sitemap(request, sitemaps=sitemaps, section=section))
+
+
+def _urlset(response) -> HttpResponse:
+    """The framework's sitemap response (paging, 404s, headers), written without its
+    template: the template costs ~0.4 ms a URL, too slow for 50,000 of them."""
+    parts = [
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/'
+        'schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml">\n'
+    ]
+    for url in response.context_data["urlset"]:
+        parts.append(f"<url><loc>{escape(url['location'])}</loc>")
+        if url["lastmod"]:
+            parts.append(f"<lastmod>{url['lastmod']:%Y-%m-%d}</lastmod>")
+        for alternate in url["alternates"]:
+            parts.append(
+                f'<xhtml:link rel="alternate" hreflang={quoteattr(alternate["lang_code"])}'
+                f" href={quoteattr(alternate['location'])}/>"
+            )
+        parts.append("</url>\n")
+    parts.append("</urlset>\n")
+    written = HttpResponse("".join(parts), content_type=response["Content-Type"])
+    for header in ("Last-Modified", "X-Robots-Tag"):
+        if response.has_header(header):
+            written[header] = response[header]
+    return written
 
 
 # Crawlers may read every public page and feed; the admin and the JSON API are not pages.
