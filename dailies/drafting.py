@@ -21,6 +21,7 @@ from dailies.models import Daily, DailyEntry
 from papers.drafting.base import (
     Drafter,
     DraftingStopped,
+    GlossaryEntry,
     IntroDraft,
     IntroEntry,
     IntroInput,
@@ -34,6 +35,7 @@ from papers.drafting.service import (
     get_drafter,
     known_names,
     paper_draft,
+    track_glossary,
 )
 from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Summary, Track
@@ -80,6 +82,7 @@ def daily_paper_draft(
     drafter: Drafter | None = None,
     redraft: bool = False,
     names: KnownNames | None = None,
+    glossary: tuple[GlossaryEntry, ...] | None = None,
 ) -> DraftOutcome:
     """Draft one paper's texts, as a proposal when readers already see it."""
     return paper_draft(
@@ -89,6 +92,7 @@ def daily_paper_draft(
         redraft=redraft,
         public=paper_is_public(paper.pk),
         names=names,
+        glossary=glossary,
     )
 
 
@@ -106,6 +110,7 @@ def daily_draft(
     outcome = DailyDraftOutcome(track=daily.track.slug, date=daily.date)
     entries = list(daily.entries.select_related("paper", "paper__venue").order_by("position"))
     names = known_names()  # once for the whole daily
+    glossary = track_glossary(daily.track)
     try:
         for entry in entries:
             outcome.entries.append(
@@ -115,6 +120,7 @@ def daily_draft(
                     drafter=drafter,
                     redraft=redraft,
                     names=names,
+                    glossary=glossary,
                 )
             )
             if progress is not None:

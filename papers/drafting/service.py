@@ -67,9 +67,27 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def paper_input(*, paper: Paper, track: Track | None = None) -> PaperInput:
+def track_glossary(track: Track) -> tuple[GlossaryEntry, ...]:
+    """The track's glossary as the drafters and checks take it (one query)."""
+    return tuple(
+        GlossaryEntry(
+            en=term.en,
+            zh=(term.zh, *[a for a in term.zh_alternatives if a != term.zh]),
+            avoid=tuple(term.avoid),
+        )
+        for term in track.glossary.all()
+    )
+
+
+def paper_input(
+    *,
+    paper: Paper,
+    track: Track | None = None,
+    glossary: tuple[GlossaryEntry, ...] | None = None,
+) -> PaperInput:
     """What a paper is drafted from: its title, abstract and comments verbatim, its
-    organisations and venue, and the track's glossary. Runs two or three queries."""
+    organisations and venue, and the track's glossary (pass ``glossary`` to reuse one loaded
+    for a batch). Runs two or three queries."""
     track = track or paper.tracks.order_by("position", "slug").first()
     organizations: list[str] = []
     for org in paper.organizations.all():
@@ -77,16 +95,8 @@ def paper_input(*, paper: Paper, track: Track | None = None) -> PaperInput:
             if name and name not in organizations:
                 organizations.append(name)
     venue = f"{paper.venue.short_name} {paper.venue.year}" if paper.venue else ""
-    glossary: tuple[GlossaryEntry, ...] = ()
-    if track is not None:
-        glossary = tuple(
-            GlossaryEntry(
-                en=term.en,
-                zh=(term.zh, *[a for a in term.zh_alternatives if a != term.zh]),
-                avoid=tuple(term.avoid),
-            )
-            for term in track.glossary.all()
-        )
+    if glossary is None:
+        glossary = track_glossary(track) if track is not None else ()
     return PaperInput(
         canonical_id=paper.canonical_id,
         title=paper.title,
@@ -358,6 +368,7 @@ def paper_draft(
     public: bool = False,
     now=None,
     names: KnownNames | None = None,
+    glossary: tuple[GlossaryEntry, ...] | None = None,
 ) -> DraftOutcome:
     """Draft ``paper``'s texts in every language the drafter writes and store them.
 
@@ -377,7 +388,7 @@ def paper_draft(
     """
     drafter = drafter or get_drafter()
     started = now or timezone.now()
-    source = paper_input(paper=paper, track=track)
+    source = paper_input(paper=paper, track=track, glossary=glossary)
     source_digest = digest(source.source_text)
     outcome = DraftOutcome(paper_id=paper.pk, canonical_id=paper.canonical_id, drafter=drafter.name)
 
