@@ -27,6 +27,7 @@ def papers_with_published_deep_dive(paper_ids: list[int]) -> set[int]:
     """Which of these papers have a deep dive set to published (readers see it once the
     paper's daily is out). One query."""
     return set(
-        DeepDive.objects.filter(paper_id__in=paper_ids, status=DeepDive.Status.PUBLISHED)
-        .values_list("paper_id", flat=True)
+        DeepDive.objects.filter(
+            paper_id__in=paper_ids, status=DeepDive.Status.PUBLISHED
+        ).values_list("paper_id", flat=True)
     )
