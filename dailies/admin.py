@@ -1,18 +1,30 @@
 from __future__ import annotations
 
+import datetime as dt
+from decimal import Decimal, InvalidOperation
+
+from adminsortable2.admin import SortableAdminBase, SortableTabularInline
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.http import HttpResponseRedirect
-from django.utils.html import format_html_join
+from django.db.models import Count
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from audit.admin import audit_history_panel
 from dailies import services
+from dailies.assembly import daily_assemble
 from dailies.checklist import daily_publishing_blockers
-from dailies.drafting import daily_draft
+from dailies.desk import desk_context, desk_history, editorial_time_zone, score_text
+from dailies.drafting import daily_draft, daily_paper_draft
 from dailies.models import Daily, DailyEntry, EditorialAction
+from papers.drafting.service import summary_confirm
+from papers.languages import LANGUAGE_CODES
+from papers.models import Paper, Track
 
 
 class ServiceErrorsAsMessages:
@@ -31,12 +43,21 @@ class ServiceErrorsAsMessages:
             return HttpResponseRedirect(request.get_full_path())
 
 
-class DailyEntryInline(admin.TabularInline):
+class DailyEntryInline(SortableTabularInline):
+    """Dragged into order in the browser: sortable2's script numbers the hidden positions
+    1..n before the form is sent, and the one save goes through ``daily_update`` (there is no
+    separate reorder endpoint for inlines). A row added without a position goes last."""
+
     model = DailyEntry
     extra = 0
-    fields = ["position", "paper", "is_lead", "score"]
+    fields = ["paper", "is_lead", "score", "score_shown"]
+    readonly_fields = ["score_shown"]
     autocomplete_fields = ["paper"]
     ordering = ["position"]
+
+    @admin.display(description=_("score (shown)"))
+    def score_shown(self, obj: DailyEntry) -> str:
+        return score_text(obj)
 
     # ``obj`` is the daily: a published or scheduled one's entries are the editors'.
     def _may_change(self, request, obj) -> bool:
@@ -76,7 +97,7 @@ def _entry_changes(formsets) -> services.EntryChanges:
 
 
 @admin.register(Daily)
-class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
+class DailyAdmin(ServiceErrorsAsMessages, SortableAdminBase, admin.ModelAdmin):
     list_display = [
         "__str__",
         "track",
@@ -86,8 +107,9 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
         "selected",
         "candidates_scored",
     ]
-    list_filter = ["status", "track"]
+    list_filter = ["status", "track", "date"]
     search_fields = ["intro_en", "intro_zh", "entries__paper__title", "entries__paper__short_name"]
+    change_list_template = "admin/dailies/daily/change_list.html"
     date_hierarchy = "date"
     inlines = [DailyEntryInline]
     readonly_fields = [
@@ -96,6 +118,7 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
         "candidates_scored",
         "stats_line",
         "history",
+        "editorial_history",
         "checklist",
         "intro_provenance",
     ]
@@ -104,7 +127,7 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
         (_("Publishing checklist"), {"fields": ["checklist"]}),
         (_("Intro, side by side"), {"fields": [("intro_en", "intro_zh"), "intro_provenance"]}),
         (_("Stats (derived)"), {"fields": ["candidates_scored", "stats_line"]}),
-        (_("Audit history"), {"fields": ["history"]}),
+        (_("History"), {"fields": ["editorial_history", "history"]}),
     ]
     actions = [
         "publish_now",
@@ -116,9 +139,16 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
     ]
     list_select_related = ["track"]
 
-    @admin.display(description=_("selected"))
+    class Media:
+        css = {"all": ["dailies/admin/desk.css"]}
+
+    def get_queryset(self, request):
+        # The list's "selected" column: one annotated count, not a COUNT per row.
+        return super().get_queryset(request).annotate(n_selected=Count("entries"))
+
+    @admin.display(description=_("selected"), ordering="n_selected")
     def selected(self, obj: Daily) -> int:
-        return obj.entries.count()
+        return obj.n_selected
 
     @admin.display(description=_("stats line"))
     def stats_line(self, obj: Daily) -> str:
@@ -225,9 +255,32 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
             )
         return " · ".join(parts)
 
-    @admin.display(description=_("history"))
+    @admin.display(description=_("public changes (audit)"))
     def history(self, obj: Daily) -> str:
         return audit_history_panel(obj)
+
+    @admin.display(description=_("editorial history"))
+    def editorial_history(self, obj: Daily) -> str:
+        """Every reorder, lead change, addition, removal, score override and text edit,
+        newest first, with who and when."""
+        actions = desk_history(daily=obj) if obj.pk else []
+        if not actions:
+            return _("No editorial actions yet.")
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    f"{a.created_at.astimezone(editorial_time_zone()):%Y-%m-%d %H:%M:%S}",
+                    a.user.get_username() if a.user else "system",
+                    a.get_kind_display(),
+                    (a.paper.short_name or a.paper.title[:60]) if a.paper else "—",
+                    _action_detail(a),
+                )
+                for a in actions
+            ),
+        )
+        return format_html('<table class="desk-history"><tbody>{}</tbody></table>', rows)
 
     def has_publish_permission(self, request) -> bool:
         return request.user.has_perm(services.PUBLISH_PERMISSION)
@@ -271,6 +324,219 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
         else:
             services.daily_create(daily=form.instance, user=request.user, entries=entries.added)
 
+    # -- the editor's desk: panels of the change page and the small views they post to -----
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        daily = self.get_object(request, object_id)
+        extra_context = dict(extra_context or {})
+        if daily is not None and request.method == "GET":
+            extra_context["desk"] = desk_context(daily=daily)
+            extra_context["may_publish"] = self.has_publish_permission(request)
+            extra_context["may_edit"] = self.has_change_permission(request, daily)
+            extra_context["languages"] = LANGUAGE_CODES
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def get_urls(self):
+        def desk(route: str, view, name: str):
+            return path(route, self.admin_site.admin_view(view), name=f"dailies_daily_{name}")
+
+        return [
+            desk("<int:daily_id>/desk/add/", self.add_candidate_view, "add_candidate"),
+            desk("<int:daily_id>/desk/<int:entry_id>/remove/", self.remove_entry_view, "remove"),
+            desk("<int:daily_id>/desk/<int:entry_id>/texts/", self.entry_texts_view, "texts"),
+            desk("<int:daily_id>/desk/<int:entry_id>/redraft/", self.redraft_view, "redraft"),
+            desk(
+                "<int:daily_id>/desk/<int:entry_id>/confirm/<str:language>/",
+                self.confirm_view,
+                "confirm",
+            ),
+            desk("<int:daily_id>/desk/publish/", self.publish_view, "publish"),
+            desk("<int:daily_id>/desk/schedule/", self.schedule_view, "schedule"),
+            desk("<int:daily_id>/desk/unpublish/", self.unpublish_view, "unpublish"),
+            desk("assemble-next/", self.assemble_next_view, "assemble_next"),
+            *super().get_urls(),
+        ]
+
+    def _desk_post(self, request, daily_id: int, *, publish: bool = False) -> Daily:
+        """The daily a desk POST acts on, after the admin's own permission checks: change
+        permission for preparing, the publish permission for the workflow buttons."""
+        if request.method != "POST":
+            raise _NotPost
+        daily = get_object_or_404(Daily.objects.select_related("track"), pk=daily_id)
+        allowed = self.has_publish_permission(request) if publish else True
+        if not (allowed and self.has_change_permission(request, daily)):
+            raise PermissionDenied
+        return daily
+
+    def _desk_run(self, request, daily_id: int, work, *, publish: bool = False, anchor=""):
+        """Run ``work(daily)`` (a service call); its refusal or validation error comes back
+        as messages on the change page, having stored nothing."""
+        try:
+            daily = self._desk_post(request, daily_id, publish=publish)
+        except _NotPost:
+            return HttpResponseNotAllowed(["POST"])
+        try:
+            with transaction.atomic():
+                done = work(daily)
+        except (PermissionDenied, ValidationError) as exc:
+            messages_ = exc.messages if isinstance(exc, ValidationError) else [str(exc)]
+            for message in messages_:
+                self.message_user(request, message, messages.ERROR)
+        else:
+            if done:
+                self.message_user(request, done, messages.SUCCESS)
+        url = reverse("admin:dailies_daily_change", args=[daily_id])
+        return HttpResponseRedirect(url + anchor)
+
+    def add_candidate_view(self, request, daily_id: int):
+        def add(daily: Daily) -> str:
+            paper = Paper.objects.filter(pk=request.POST.get("paper")).first()
+            if paper is None:
+                raise ValidationError(_("Choose a paper to add."))
+            values: dict = {"paper": paper}
+            override = request.POST.get("score", "").strip()
+            if override:
+                values["score"] = _decimal(override)
+            services.daily_update(
+                daily=daily,
+                user=request.user,
+                changes={},
+                entries=services.EntryChanges(added=[values]),
+            )
+            return _("Added %(paper)s.") % {"paper": paper}
+
+        return self._desk_run(request, daily_id, add, anchor="#desk-candidates")
+
+    def remove_entry_view(self, request, daily_id: int, entry_id: int):
+        def remove(daily: Daily) -> str:
+            entry = get_object_or_404(DailyEntry, pk=entry_id, daily=daily)
+            services.daily_update(
+                daily=daily,
+                user=request.user,
+                changes={},
+                entries=services.EntryChanges(removed=[entry.pk]),
+            )
+            return _("Removed %(paper)s.") % {"paper": entry.paper}
+
+        return self._desk_run(request, daily_id, remove, anchor="#desk-candidates")
+
+    def entry_texts_view(self, request, daily_id: int, entry_id: int):
+        def edit(daily: Daily) -> str:
+            entry = get_object_or_404(
+                DailyEntry.objects.select_related("paper"), pk=entry_id, daily=daily
+            )
+            texts = {}
+            for code in LANGUAGE_CODES:
+                if f"{code}-body" not in request.POST:
+                    continue
+                texts[code] = {
+                    "headline": request.POST.get(f"{code}-headline", ""),
+                    "body": request.POST.get(f"{code}-body", ""),
+                    "takeaway": request.POST.get(f"{code}-takeaway", ""),
+                    "highlights": request.POST.get(f"{code}-highlights", "").splitlines(),
+                }
+            changed = services.daily_entry_texts_edit(
+                daily=daily, entry=entry, user=request.user, texts=texts
+            )
+            if not changed:
+                return _("Nothing changed.")
+            return _("Saved the %(languages)s text of %(paper)s.") % {
+                "languages": ", ".join(changed),
+                "paper": entry.paper,
+            }
+
+        return self._desk_run(request, daily_id, edit, anchor=f"#desk-entry-{entry_id}")
+
+    def redraft_view(self, request, daily_id: int, entry_id: int):
+        def redraft(daily: Daily) -> str:
+            entry = get_object_or_404(
+                DailyEntry.objects.select_related("paper"), pk=entry_id, daily=daily
+            )
+            outcome = daily_paper_draft(paper=entry.paper, track=daily.track, redraft=True)
+            parts = [
+                _("written: %(l)s") % {"l": ", ".join(outcome.languages) or "—"},
+                _("proposed: %(l)s") % {"l": ", ".join(outcome.proposed) or "—"},
+            ]
+            if outcome.editor_languages:
+                parts.append(
+                    _("editor's text kept: %(l)s") % {"l": ", ".join(outcome.editor_languages)}
+                )
+            return _("Re-drafted %(paper)s (%(parts)s).") % {
+                "paper": entry.paper,
+                "parts": "; ".join(parts),
+            }
+
+        return self._desk_run(request, daily_id, redraft, anchor=f"#desk-entry-{entry_id}")
+
+    def confirm_view(self, request, daily_id: int, entry_id: int, language: str):
+        def confirm(daily: Daily) -> str:
+            entry = get_object_or_404(
+                DailyEntry.objects.select_related("paper"), pk=entry_id, daily=daily
+            )
+            summary = get_object_or_404(entry.paper.summaries, language=language)
+            n = summary_confirm(summary=summary, user=request.user)
+            return _("Confirmed %(n)d flag(s) of %(paper)s (%(language)s).") % {
+                "n": n,
+                "paper": entry.paper,
+                "language": language,
+            }
+
+        return self._desk_run(request, daily_id, confirm, anchor=f"#desk-entry-{entry_id}")
+
+    def publish_view(self, request, daily_id: int):
+        def publish(daily: Daily) -> str:
+            services.daily_publish(daily=daily, user=request.user)
+            return _("Published %(daily)s.") % {"daily": daily}
+
+        return self._desk_run(request, daily_id, publish, publish=True)
+
+    def schedule_view(self, request, daily_id: int):
+        def schedule(daily: Daily) -> str:
+            publish_at = _editorial_datetime(
+                request.POST.get("date", ""), request.POST.get("time", "")
+            )
+            services.daily_schedule(daily=daily, publish_at=publish_at, user=request.user)
+            return _("Scheduled %(daily)s for %(when)s.") % {
+                "daily": daily,
+                "when": f"{publish_at:%Y-%m-%d %H:%M} ({editorial_time_zone().key})",
+            }
+
+        return self._desk_run(request, daily_id, schedule, publish=True)
+
+    def unpublish_view(self, request, daily_id: int):
+        def unpublish(daily: Daily) -> str:
+            services.daily_unpublish(daily=daily, user=request.user)
+            return _("%(daily)s is a draft again.") % {"daily": daily}
+
+        return self._desk_run(request, daily_id, unpublish, publish=True)
+
+    def assemble_next_view(self, request):
+        """Assemble the next daily of a track: the day after its newest daily (today in the
+        editorial time zone when it has none)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        track = get_object_or_404(Track, pk=request.POST.get("track"))
+        latest = Daily.objects.filter(track=track).order_by("-date").first()
+        today = dt.datetime.now(editorial_time_zone()).date()
+        date = latest.date + dt.timedelta(days=1) if latest else today
+        result = daily_assemble(track=track, date=date)
+        text = f"{track.slug} {date:%Y-%m-%d}: {result.status}: {result.message}"
+        if result.daily is not None:
+            self.message_user(request, text, messages.SUCCESS)
+            return HttpResponseRedirect(
+                reverse("admin:dailies_daily_change", args=[result.daily.pk])
+            )
+        self.message_user(request, text, messages.WARNING)
+        return HttpResponseRedirect(reverse("admin:dailies_daily_changelist"))
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = dict(extra_context or {})
+        if self.has_add_permission(request):
+            extra_context["assemble_tracks"] = Track.objects.filter(is_active=True)
+        return super().changelist_view(request, extra_context)
+
     def get_deleted_objects(self, objs, request):
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
         # A daily's editorial actions go with it; nobody deletes them one by one.
@@ -286,11 +552,50 @@ class DailyAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
                 services.daily_delete(daily=daily, user=request.user)
 
 
+class _NotPost(Exception):
+    pass
+
+
+def _decimal(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except InvalidOperation as exc:
+        raise ValidationError(_("“%(text)s” is not a score.") % {"text": text}) from exc
+
+
+def _editorial_datetime(date: str, time: str) -> dt.datetime:
+    """A date and a time typed in the editorial time zone, as an aware datetime."""
+    try:
+        day = dt.date.fromisoformat(date)
+        clock = dt.time.fromisoformat(time)
+    except ValueError as exc:
+        raise ValidationError(_("Give the publish date and time (YYYY-MM-DD, HH:MM).")) from exc
+    return dt.datetime.combine(day, clock, tzinfo=editorial_time_zone())
+
+
+def _action_detail(action: EditorialAction) -> str:
+    parts = [action.detail] if action.detail else []
+    if action.kind == EditorialAction.Kind.SCORE_OVERRIDE:
+        parts.append(f"{action.score_before} → {action.score_after}")
+    elif action.kind == EditorialAction.Kind.ADDED and action.score_after is not None:
+        parts.append(f"score {action.score_after}")
+    return " · ".join(parts) or "—"
+
+
 @admin.register(EditorialAction)
 class EditorialActionAdmin(admin.ModelAdmin):
     """What editors did to the proposed dailies; the scorer's relevance profile learns it."""
 
-    list_display = ["daily", "kind", "paper", "score_before", "score_after", "user", "created_at"]
+    list_display = [
+        "daily",
+        "kind",
+        "paper",
+        "detail",
+        "score_before",
+        "score_after",
+        "user",
+        "created_at",
+    ]
     list_filter = ["kind", "daily__track"]
     search_fields = ["paper__title", "paper__short_name"]
     list_select_related = ["daily", "daily__track", "paper", "user"]

@@ -47,12 +47,54 @@ def cutoff(track: Track, date: dt.date) -> dt.datetime:
 def daily_candidates(track: Track, date: dt.date) -> list[Paper]:
     """Papers ingested for the track since the previous daily's cut-off, up to this one's,
     that no published daily of the track has selected."""
-    previous = Daily.objects.filter(track=track, date__lt=date).order_by("-date").first()
-    papers = Paper.objects.filter(tracks=track, created_at__lte=cutoff(track, date))
-    if previous is not None:
-        papers = papers.filter(created_at__gt=cutoff(track, previous.date))
+    start, end = window(track, date)
+    papers = Paper.objects.filter(tracks=track, created_at__lte=end)
+    if start is not None:
+        papers = papers.filter(created_at__gt=start)
     selected = DailyEntry.objects.published().filter(daily__track=track).values("paper_id")
     return list(papers.exclude(pk__in=selected).select_related("venue").order_by("pk"))
+
+
+def window(track: Track, date: dt.date) -> tuple[dt.datetime | None, dt.datetime]:
+    """The cut-off window of ``date``'s daily: after the previous daily's cut-off (None: no
+    previous daily), up to its own."""
+    previous = Daily.objects.filter(track=track, date__lt=date).order_by("-date").first()
+    start = cutoff(track, previous.date) if previous is not None else None
+    return start, cutoff(track, date)
+
+
+def date_of_ingest(track: Track, moment: dt.datetime) -> dt.date:
+    """The date of the daily whose cut-off first follows ``moment``."""
+    local = moment.astimezone(zoneinfo.ZoneInfo(settings.EDITORIAL_TIME_ZONE))
+    date = local.date()
+    return date if local <= cutoff(track, date) else date + dt.timedelta(days=1)
+
+
+def no_candidates_message(track: Track, date: dt.date) -> str:
+    """Why ``date`` has nothing to assemble: its window, and where later papers belong."""
+    start, end = window(track, date)
+    fmt = "%Y-%m-%d %H:%M"
+    span = f"{start:{fmt}} – {end:{fmt}}" if start else f"up to {end:{fmt}}"
+    message = (
+        f"no papers were ingested for {track.slug} in the window of {date:%Y-%m-%d} "
+        f"({span}, {settings.EDITORIAL_TIME_ZONE}) that a published daily has not already "
+        f"selected"
+    )
+    selected = DailyEntry.objects.published().filter(daily__track=track).values("paper_id")
+    later = (
+        Paper.objects.filter(tracks=track, created_at__gt=end)
+        .exclude(pk__in=selected)
+        .order_by("created_at")
+        .first()
+    )
+    if later is not None:
+        belongs = date_of_ingest(track, later.created_at)
+        message += (
+            f"; papers ingested since (the first at "
+            f"{later.created_at.astimezone(end.tzinfo):{fmt}}) belong to the daily of "
+            f"{belongs:%Y-%m-%d}"
+        )
+    return message
 
 
 def _ensure_scores(track: Track, papers: list[Paper], scorer: Scorer) -> dict[int, Score]:
@@ -86,10 +128,7 @@ def daily_assemble(
     result.candidates = len(candidates)
     if not candidates:
         result.status = "no-candidates"
-        result.message = (
-            f"no papers were ingested for {track.slug} since the previous "
-            f"daily's cut-off that a published daily has not already selected"
-        )
+        result.message = no_candidates_message(track, date)
         return result
     scores = _ensure_scores(track, candidates, scorer or get_scorer())
     ranked = sorted(
@@ -104,7 +143,12 @@ def daily_assemble(
     DailyEntry.objects.bulk_create(
         [
             DailyEntry(
-                daily=daily, paper=paper, position=i, is_lead=(i == 1), score=scores[paper.pk].total
+                daily=daily,
+                paper=paper,
+                position=i,
+                is_lead=(i == 1),
+                score=scores[paper.pk].total,
+                score_computed=scores[paper.pk].total,
             )
             for i, paper in enumerate(ranked, start=1)
         ]
@@ -134,55 +178,102 @@ def _profile(track: Track, paper_id: int, weight: float, reason: str) -> None:
     )
 
 
+EntryState = tuple[Decimal | None, bool, int]  # score, lead, position
+
+
+def entry_states(daily: Daily) -> dict[int, EntryState]:
+    """Paper id → (score, lead, position) of each entry (one query): what
+    ``daily_record_editor_changes`` compares."""
+    return {e.paper_id: (e.score, e.is_lead, e.position) for e in daily.entries.all()}
+
+
 @transaction.atomic
 def daily_record_editor_changes(
-    *, daily: Daily, before: dict[int, tuple[Decimal | None, bool]], user=None
+    *, daily: Daily, before: dict[int, EntryState], user=None
 ) -> list[EditorialAction]:
-    """Compare a daily's entries with ``before`` (paper id → (score, lead)) after an editor
+    """Compare a daily's entries with ``before`` (from ``entry_states``) after an editor
     saved it: record what changed, mark the daily as edited, and teach the track profile."""
-    after = {e.paper_id: (e.score, e.is_lead) for e in daily.entries.all()}
+    after = entry_states(daily)
     actions = []
-    for paper_id in after.keys() - before.keys():
+    Kind = EditorialAction.Kind
+    for paper_id in sorted(after.keys() - before.keys(), key=lambda p: after[p][2]):
+        score, lead, position = after[paper_id]
         actions.append(
             EditorialAction(
                 daily=daily,
                 paper_id=paper_id,
-                kind="added",
+                kind=Kind.ADDED,
                 user=user,
-                score_after=after[paper_id][0],
+                score_after=score,
+                detail=f"#{position}",
             )
         )
+        if lead:
+            actions.append(
+                EditorialAction(daily=daily, paper_id=paper_id, kind=Kind.LEAD, user=user)
+            )
         _profile(daily.track, paper_id, 1.0, "editor-added")
-    for paper_id in before.keys() - after.keys():
+    for paper_id in sorted(before.keys() - after.keys(), key=lambda p: before[p][2]):
         actions.append(
             EditorialAction(
                 daily=daily,
                 paper_id=paper_id,
-                kind="removed",
+                kind=Kind.REMOVED,
                 user=user,
                 score_before=before[paper_id][0],
+                detail=f"#{before[paper_id][2]}",
             )
         )
         _profile(daily.track, paper_id, -1.0, "editor-removed")
-    for paper_id in before.keys() & after.keys():
-        (old_score, old_lead), (new_score, new_lead) = before[paper_id], after[paper_id]
+    for paper_id in sorted(before.keys() & after.keys(), key=lambda p: after[p][2]):
+        (old_score, old_lead, old_pos), (new_score, new_lead, new_pos) = (
+            before[paper_id],
+            after[paper_id],
+        )
+        if old_pos != new_pos:
+            actions.append(
+                EditorialAction(
+                    daily=daily,
+                    paper_id=paper_id,
+                    kind=Kind.REORDERED,
+                    user=user,
+                    detail=f"#{old_pos} → #{new_pos}",
+                )
+            )
         if old_score != new_score:
             actions.append(
                 EditorialAction(
                     daily=daily,
                     paper_id=paper_id,
-                    kind="score",
+                    kind=Kind.SCORE_OVERRIDE,
                     user=user,
                     score_before=old_score,
                     score_after=new_score,
                 )
             )
         if new_lead and not old_lead:
-            actions.append(EditorialAction(daily=daily, paper_id=paper_id, kind="lead", user=user))
+            actions.append(
+                EditorialAction(daily=daily, paper_id=paper_id, kind=Kind.LEAD, user=user)
+            )
     if actions and not daily.edited_by_editor:
         daily.edited_by_editor = True
         daily.save(update_fields=["edited_by_editor", "updated_at"])
     return EditorialAction.objects.bulk_create(actions)
+
+
+def daily_record_text_edit(
+    *, daily: Daily, user, what: str, paper_id: int | None = None
+) -> EditorialAction:
+    """An editor changed a text of the daily: an entry's summary (``paper_id``) or the
+    intro (none). ``what`` names it ("zh summary", "en intro")."""
+    limit = EditorialAction._meta.get_field("detail").max_length
+    return EditorialAction.objects.create(
+        daily=daily,
+        paper_id=paper_id,
+        kind=EditorialAction.Kind.TEXT_EDITED,
+        user=user,
+        detail=what[:limit],
+    )
 
 
 def track_profile_from_daily(*, daily: Daily) -> None:

@@ -181,6 +181,17 @@ class DailyEntry(models.Model):
         validators=SCORE_VALIDATORS,
         help_text=_("The score shown on the daily."),
     )
+    # The scorer's newest score when the entry was made; ``score`` differs from it only when
+    # an editor overrode it, and the desk shows both.
+    score_computed = models.DecimalField(
+        _("computed score"),
+        max_digits=3,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        editable=False,
+        validators=SCORE_VALIDATORS,
+    )
     accepted_untranslated = models.JSONField(
         default=list,
         blank=True,
@@ -220,6 +231,10 @@ class DailyEntry(models.Model):
     def __str__(self) -> str:
         return f"{self.daily} #{self.position} {self.paper}"
 
+    @property
+    def score_is_override(self) -> bool:
+        return self.score_computed is not None and self.score != self.score_computed
+
 
 class EditorialAction(models.Model):
     """What an editor did to a daily's selection: the scorer learns from these."""
@@ -229,10 +244,22 @@ class EditorialAction(models.Model):
         REMOVED = "removed", _("Removed a paper")
         SCORE_OVERRIDE = "score", _("Overrode a score")
         LEAD = "lead", _("Chose the lead story")
+        REORDERED = "reordered", _("Moved a story")
+        TEXT_EDITED = "text", _("Edited a text")
 
     daily = models.ForeignKey(Daily, on_delete=models.CASCADE, related_name="actions")
-    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="editorial_actions")
+    # None for the daily's own texts (the intro).
+    paper = models.ForeignKey(
+        Paper,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="editorial_actions",
+    )
     kind = models.CharField(max_length=10, choices=Kind.choices)
+    detail = models.CharField(
+        max_length=200, blank=True, help_text=_("Where it moved, or which text changed.")
+    )
     score_before = models.DecimalField(max_digits=3, decimal_places=2, null=True, blank=True)
     score_after = models.DecimalField(max_digits=3, decimal_places=2, null=True, blank=True)
     user = models.ForeignKey(

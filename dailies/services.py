@@ -16,12 +16,19 @@ from django.utils.translation import gettext as _
 
 from audit.models import AuditRecord
 from audit.services import audit_diff, audit_record
-from dailies.assembly import daily_record_editor_changes, track_profile_from_daily
+from dailies.assembly import (
+    daily_record_editor_changes,
+    daily_record_text_edit,
+    entry_states,
+    track_profile_from_daily,
+)
 from dailies.checklist import daily_publishing_blockers
 from dailies.models import Daily, DailyEntry, DailyStatus
 from dailies.search.index import daily_paper_ids, search_index_refresh_on_commit
+from papers.drafting.service import summary_write
 from papers.languages import LANGUAGE_CODES
 from papers.models import Summary
+from papers.scoring.service import latest_scores
 
 PUBLISH_PERMISSION = "dailies.publish_daily"
 Action = AuditRecord.Action
@@ -267,8 +274,24 @@ def _entries_apply(*, daily: Daily, plan: _EntryPlan) -> dict[str, list]:
         entry.full_clean()
         entry.save()
     added = []
+    if plan.added:
+        computed = latest_scores(
+            daily.track, [v.get("paper").pk for v in plan.added if v.get("paper")]
+        )
+        next_position = 1 + max(
+            [0, *daily.entries.values_list("position", flat=True)]
+            + [v["position"] for v in plan.added if v.get("position")]
+        )
     for values in plan.added:
         entry = DailyEntry(daily=daily, **values)
+        # A row added without a position goes last; without a score it takes the paper's
+        # newest one (an editor's different score is an override, kept apart).
+        if entry.position is None:
+            entry.position, next_position = next_position, next_position + 1
+        newest = computed.get(entry.paper_id) if entry.paper_id else None
+        entry.score_computed = newest.total if newest is not None else None
+        if entry.score is None:
+            entry.score = entry.score_computed
         entry.full_clean()
         entry.save()
         added.append(entry)
@@ -322,7 +345,7 @@ def daily_update(
     _check_may_change(stored, user)
     if "publish_at" in field_changes:
         _check_may_set_publish_time(user)
-    entries_before = {e.paper_id: (e.score, e.is_lead) for e in stored.entries.all()}
+    entries_before = entry_states(stored)
     if user is not None:
         edited.edited_by_editor = True
         _intros_become_the_editors(edited, changed=field_changes)
@@ -333,6 +356,10 @@ def daily_update(
         daily_validate_for_publishing(daily=edited)
     if entry_changes and user is not None:
         daily_record_editor_changes(daily=edited, before=entries_before, user=user)
+    if user is not None:
+        for language in LANGUAGE_CODES:
+            if f"intro_{language}" in field_changes:
+                daily_record_text_edit(daily=edited, user=user, what=f"{language} intro")
     if daily_is_public(edited) or "publish_at" in field_changes:
         rescheduled = edited.status == DailyStatus.SCHEDULED and "publish_at" in field_changes
         audit_record(
@@ -413,3 +440,57 @@ def daily_delete(*, daily: Daily, user) -> None:
     paper_ids = daily_paper_ids(stored.pk) if stored.status == DailyStatus.PUBLISHED else []
     stored.delete()
     search_index_refresh_on_commit(paper_ids)
+
+
+SUMMARY_TEXT_FIELDS = ("headline", "body", "takeaway", "highlights")
+
+
+@transaction.atomic
+def daily_entry_texts_edit(
+    *, daily: Daily, entry: DailyEntry, user, texts: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """An editor's side-by-side edit of one entry's texts: language → field
+    (``SUMMARY_TEXT_FIELDS``) → value. Each language that changed is written through
+    ``summary_write`` (it becomes the editor's; grounding re-checked), recorded on the
+    daily's history, and audited when readers see the daily. Returns the languages changed.
+    Bad input raises ``ValidationError`` and stores nothing."""
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    if entry.daily_id != stored.pk:
+        raise ValidationError(_("That entry is not in %(daily)s.") % {"daily": stored})
+    _check_may_change(stored, user)
+    unknown = sorted(set(texts) - set(LANGUAGE_CODES))
+    if unknown:
+        raise ValidationError(_("Unknown languages: %(l)s.") % {"l": ", ".join(unknown)})
+    current = {s.language: s for s in entry.paper.summaries.all()}
+    changed = []
+    for language, values in texts.items():
+        summary = current.get(language)
+        before = {
+            "headline": summary.headline if summary else "",
+            "body": summary.body if summary else "",
+            "takeaway": summary.takeaway if summary else "",
+            "highlights": list(summary.highlights) if summary else [],
+        }
+        after = {**before, **{k: v for k, v in values.items() if k in SUMMARY_TEXT_FIELDS}}
+        after["highlights"] = [h.strip() for h in after["highlights"] if h and h.strip()]
+        after = {k: v.strip() if isinstance(v, str) else v for k, v in after.items()}
+        if after == before:
+            continue
+        if after["body"] and not after["takeaway"]:
+            raise ValidationError({"takeaway": _("A summary needs its takeaway sentence.")})
+        try:
+            summary_write(paper=entry.paper, language=language, user=user, **after)
+        except ValidationError as exc:
+            raise ValidationError([f"{language}: {message}" for message in exc.messages]) from exc
+        changed.append(language)
+        daily_record_text_edit(
+            daily=stored, user=user, paper_id=entry.paper_id, what=f"{language} summary"
+        )
+    if changed and daily_is_public(stored):
+        audit_record(
+            user=user,
+            action=Action.EDIT,
+            obj=stored,
+            changes={"summaries": {entry.paper.canonical_id: changed}},
+        )
+    return changed

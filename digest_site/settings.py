@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "django.contrib.sitemaps",
     "rest_framework",
     "drf_spectacular",
+    "adminsortable2",
     "audit",
     "csp",
     "axes",
