@@ -1,6 +1,7 @@
-"""The read-only JSON API of the cross-day index: ``GET /api/v1/search``.
+"""The read-only JSON API: ``GET /api/v1/search`` here, and the dailies, papers and topics
+of ``dailies.public_api`` (with the docs page), all routed below.
 
-It calls the same search service as the index page and returns the same ranking; only
+Search calls the same search service as the index page and returns the same ranking; only
 published papers are ever returned. Included by ``digest_site/urls.py`` under ``api/v1/``.
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from django.core.validators import ProhibitNullCharactersValidator
 from django.db.models import Prefetch, QuerySet
-from django.urls import path, reverse
+from django.urls import path, re_path, reverse
 from django.utils import translation
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -17,6 +18,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dailies.models import DailyEntry
+from dailies.public_api import docs
+from dailies.public_api.common import MAX_PAGE_SIZE, PAGE_SIZE
+from dailies.public_api.serializers import SCORE, SummaryOut, summary_out
+from dailies.public_api.views import DailyViewSet, PaperViewSet, TopicViewSet
 from dailies.search.backends import MAX_RESULTS, Filters, Hit
 from dailies.search.page import browse
 from dailies.search.service import ordered_papers, search
@@ -24,8 +29,8 @@ from dailies.selectors import published_papers
 from papers.languages import Language
 from papers.models import Paper
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 100
+DEFAULT_LIMIT = PAGE_SIZE
+MAX_LIMIT = MAX_PAGE_SIZE
 
 
 class QueryTextField(serializers.CharField):
@@ -69,7 +74,20 @@ class SearchResultSerializer(serializers.Serializer):
     slug = serializers.SlugField()
     title = serializers.CharField()
     score = serializers.FloatField(
-        allow_null=True, help_text="Relevance; null when listing without a query."
+        allow_null=True,
+        help_text="Deprecated: the same number as relevance, kept for existing clients. "
+        "The editorial score is editorial_score.",
+    )
+    relevance = serializers.FloatField(
+        allow_null=True, help_text="How well the paper matches q; null when listing without q."
+    )
+    editorial_score = serializers.DecimalField(
+        **SCORE,
+        allow_null=True,
+        help_text="The score shown in the latest published daily it appeared in (1.00–5.00).",
+    )
+    summary = SummaryOut(
+        allow_null=True, help_text="Headline, summary and takeaway in lang (else the other)."
     )
     topics = serializers.ListField(child=serializers.SlugField())
     dailies = serializers.ListField(
@@ -86,10 +104,12 @@ class SearchResponseSerializer(serializers.Serializer):
 
 
 def _papers() -> QuerySet[Paper]:
-    """Published papers with their topics and published appearances (3 queries)."""
+    """Published papers with their topics, summaries and published appearances (4 queries)."""
     entries = DailyEntry.objects.published().select_related("daily").order_by("-daily__date")
     return published_papers().prefetch_related(
-        "topics", Prefetch("daily_entries", queryset=entries, to_attr="published_entries")
+        "topics",
+        "summaries",
+        Prefetch("daily_entries", queryset=entries, to_attr="published_entries"),
     )
 
 
@@ -130,23 +150,43 @@ class SearchView(APIView):
             pks = list(listed.values_list("pk", flat=True)[start : min(stop, MAX_RESULTS)])
             pairs = ordered_papers([Hit(pk, 0.0) for pk in pks], _papers())
         with translation.override(data["lang"]):
-            rows = [self._row(request, paper, hit, scored=bool(data["q"])) for paper, hit in pairs]
+            rows = [
+                self._row(request, paper, hit, scored=bool(data["q"]), lang=data["lang"])
+                for paper, hit in pairs
+            ]
         return Response(SearchResponseSerializer({"count": count, "results": rows}).data)
 
     @staticmethod
-    def _row(request: Request, paper: Paper, hit: Hit, *, scored: bool) -> dict:
+    def _row(request: Request, paper: Paper, hit: Hit, *, scored: bool, lang: str) -> dict:
+        relevance = round(hit.score, 6) if scored else None
+        latest = paper.published_entries[0] if paper.published_entries else None
         return {
             "id": paper.pk,
             "slug": paper.slug,
             "title": paper.title,
-            "score": round(hit.score, 6) if scored else None,
+            "score": relevance,
+            "relevance": relevance,
+            "editorial_score": latest.score if latest else None,
+            "summary": summary_out(paper, lang),
             "topics": [t.slug for t in paper.topics.all()],
             "dailies": list(dict.fromkeys(e.daily.date for e in paper.published_entries)),
             "url": request.build_absolute_uri(reverse("dailies:paper", args=[paper.slug])),
         }
 
 
+_list, _detail = {"get": "list"}, {"get": "retrieve"}
+
 app_name = "api"
 urlpatterns = [
     path("search", SearchView.as_view(), name="search"),
+    path("dailies/", DailyViewSet.as_view(_list), name="daily-list"),
+    re_path(
+        r"^dailies/(?P<track>[-a-zA-Z0-9_]+)/(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})/$",
+        DailyViewSet.as_view(_detail),
+        name="daily-detail",
+    ),
+    path("papers/", PaperViewSet.as_view(_list), name="paper-list"),
+    path("papers/<slug:slug>/", PaperViewSet.as_view(_detail), name="paper-detail"),
+    path("topics/", TopicViewSet.as_view(_list), name="topic-list"),
+    path("docs/", docs.api_docs, name="docs"),
 ]

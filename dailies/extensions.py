@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q
 
 PrefetchFactory = Callable[[str], Prefetch]
 _paper_prefetches: list[PrefetchFactory] = []
@@ -57,3 +57,20 @@ def register_on_publish(callback: PublishedCallback) -> None:
 
 def published_callbacks() -> list[PublishedCallback]:
     return list(_published_callbacks)
+
+
+# Conditions on papers that apps above us define ("has_deep_dive", "has_verified_code"), so
+# public filters (the read API's) can narrow papers without naming the other app's models.
+PaperCondition = Callable[[], Q]
+_paper_filters: dict[str, PaperCondition] = {}
+
+
+def register_paper_filter(name: str, condition: PaperCondition) -> None:
+    """``condition()`` returns a ``Q`` over ``Paper`` that holds for papers with the feature."""
+    _paper_filters[name] = condition
+
+
+def paper_filter(name: str) -> Q:
+    """The registered condition; one that no paper meets when no app registered it."""
+    condition = _paper_filters.get(name)
+    return condition() if condition is not None else Q(pk__in=[])

@@ -7,7 +7,12 @@ class DeepdivesConfig(AppConfig):
     verbose_name = _("Deep dives")
 
     def ready(self) -> None:
-        from dailies.extensions import register_paper_feature, register_paper_prefetch
+        from dailies.extensions import (
+            register_paper_feature,
+            register_paper_filter,
+            register_paper_prefetch,
+        )
+        from deepdives.paper_filters import has_deep_dive, has_verified_code
         from deepdives.selectors import (
             deep_dive_prefetch,
             papers_with_published_deep_dive,
@@ -20,3 +25,6 @@ class DeepdivesConfig(AppConfig):
         register_paper_prefetch(reference_code_prefetch)
         # A daily's drafted intro counts the deep dives that go out with it.
         register_paper_feature("deep_dive", papers_with_published_deep_dive)
+        # The read API narrows papers to those with a deep dive or verified code.
+        register_paper_filter("has_deep_dive", has_deep_dive)
+        register_paper_filter("has_verified_code", has_verified_code)

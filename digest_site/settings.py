@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django.contrib.sitemaps",
     "rest_framework",
+    "django_filters",
     "drf_spectacular",
     "adminsortable2",
     "audit",
@@ -308,17 +309,25 @@ STORAGES = {
     },
 }
 
+# Requests an anonymous client may make to the API (DRF rate: "120/minute", "5000/day"),
+# counted in the default cache; API_NUM_PROXIES is how many proxies put X-Forwarded-For in
+# front of us (0: the peer address counts, so a client cannot pick its own).
+API_ANON_RATE = env_str("API_ANON_RATE") or "120/minute"
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": ["dailies.public_api.common.AnonThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"anon": API_ANON_RATE},
+    "NUM_PROXIES": env_int("API_NUM_PROXIES", 0, minimum=0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Paper Daily API",
     "DESCRIPTION": "Read-only access to the published papers of Paper Daily.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {"LanguageEnum": "papers.languages.Language"},
 }
 
 PAGE_SIZE = env_int("PAGE_SIZE", 30, minimum=1)

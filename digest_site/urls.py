@@ -15,6 +15,9 @@ urlpatterns = [
     path("api/v1/", include("dailies.api")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
+# Under /api/ errors are JSON, elsewhere the site's pages.
+handler404 = "digest_site.errors.page_not_found"
+handler500 = "digest_site.errors.server_error"
 # "/" has no page of its own: LocaleMiddleware redirects it by the browser's language.
 urlpatterns += i18n_patterns(
     # Before dailies: its /<lang>/<track>/ would otherwise take /<lang>/subscribe/.

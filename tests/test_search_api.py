@@ -21,7 +21,10 @@ def test_it_returns_ranked_results_in_the_documented_shape(indexed_demo, anonymo
     data = _json(anonymous, "q=" + quote("KV 缓存") + "&lang=zh&limit=3")
     assert data["count"] == 7
     first = data["results"][0]
-    assert set(first) == {"id", "slug", "title", "score", "topics", "dailies", "url"}
+    assert set(first) == {
+        *("id", "slug", "title", "score", "topics", "dailies", "url"),
+        *("relevance", "editorial_score", "summary"),
+    }
     assert first["slug"] == "wakman"
     assert first["topics"] == ["cache-eviction", "kv-cache", "llm-serving"]
     assert first["dailies"] == ["2026-10-29"]
@@ -84,4 +87,7 @@ def test_it_publishes_an_openapi_schema(anonymous):
         "to",
     }
     result = schema["components"]["schemas"]["SearchResult"]["properties"]
-    assert set(result) == {"id", "slug", "title", "score", "topics", "dailies", "url"}
+    assert set(result) == {
+        *("id", "slug", "title", "score", "topics", "dailies", "url"),
+        *("relevance", "editorial_score", "summary"),
+    }

@@ -1,0 +1,80 @@
+"""What every endpoint of the read API shares: page size, throttling and ``?lang=``."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.utils import translation
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.throttling import AnonRateThrottle
+
+from papers.languages import Language
+
+# The one bound on a page of the read API (the search endpoint's ``limit`` uses it too).
+PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+
+
+class Cursor(CursorPagination):
+    """Opaque ``cursor`` links; ``limit`` up to ``MAX_PAGE_SIZE``. Each view sets ``ordering``."""
+
+    page_size = PAGE_SIZE
+    page_size_query_param = "limit"
+    max_page_size = MAX_PAGE_SIZE
+    page_size_query_description = f"Items per page (1–{MAX_PAGE_SIZE}, default {PAGE_SIZE})."
+
+
+class AnonThrottle(AnonRateThrottle):
+    """DRF's anonymous throttle (counts in Django's cache) at ``settings.API_ANON_RATE``,
+    read on each request so a changed setting applies without a restart of the class."""
+
+    def get_rate(self) -> str:
+        return settings.API_ANON_RATE
+
+
+LANG_PARAMETER = OpenApiParameter(
+    "lang",
+    str,
+    enum=Language.values,
+    default=Language.EN,
+    description="The language of texts and page URLs; a text missing in it falls back to "
+    "the other language and says so (not_yet_translated).",
+)
+
+_detail = inline_serializer("ErrorDetail", {"detail": serializers.CharField()})
+ERROR_RESPONSES = {
+    400: OpenApiResponse(
+        OpenApiTypes.OBJECT, description="A parameter is malformed: {parameter: [reasons]}."
+    ),
+    404: OpenApiResponse(_detail, description="Not published, unknown, or an invalid cursor."),
+    429: OpenApiResponse(_detail, description="Too many requests; see Retry-After."),
+}
+
+
+class LanguageMixin:
+    """Validates ``?lang=`` (400 when unknown) and renders the response in that language,
+    so page URLs carry its prefix and fallbacks are marked against it."""
+
+    lang: str = Language.EN
+
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        lang = request.query_params.get("lang", Language.EN)
+        if lang not in Language.values:
+            raise ValidationError({"lang": [f"“{lang[:20]}” is not one of: en, zh."]})
+        self.lang = lang
+
+    def get_serializer_context(self) -> dict:
+        return {**super().get_serializer_context(), "lang": self.lang}
+
+    def list(self, request: Request, *args, **kwargs):
+        with translation.override(self.lang):
+            return super().list(request, *args, **kwargs)
+
+    def retrieve(self, request: Request, *args, **kwargs):
+        with translation.override(self.lang):
+            return super().retrieve(request, *args, **kwargs)  # type: ignore[misc]
