@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from dailies.models import DailyEntry
 from dailies.public_api import docs
-from dailies.public_api.common import MAX_PAGE_SIZE, PAGE_SIZE
+from dailies.public_api.common import ERROR_RESPONSES, MAX_PAGE_SIZE, PAGE_SIZE
 from dailies.public_api.serializers import SCORE, SummaryOut, summary_out
 from dailies.public_api.views import DailyViewSet, PaperViewSet, TopicViewSet
 from dailies.search.backends import MAX_RESULTS, Filters, Hit
@@ -118,7 +118,10 @@ class SearchView(APIView):
 
     @extend_schema(
         parameters=[SearchQuerySerializer],
-        responses=SearchResponseSerializer,
+        responses={
+            200: SearchResponseSerializer,
+            **{code: ERROR_RESPONSES[code] for code in (400, 429)},
+        },
         operation_id="search",
         summary="Search published papers",
     )

@@ -34,6 +34,12 @@ class StrictBooleanField(forms.NullBooleanField):
 class StrictBooleanFilter(filters.BooleanFilter):
     field_class = StrictBooleanField
 
+    def __init__(self, *args, **kwargs) -> None:
+        # A plain input hands the field the raw text (django-filter's BooleanWidget would
+        # turn "maybe" into "no filter" before the field sees it).
+        kwargs.setdefault("widget", forms.TextInput)
+        super().__init__(*args, **kwargs)
+
 
 class DateRangeForm(forms.Form):
     def clean(self):
