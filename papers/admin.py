@@ -254,12 +254,43 @@ class MissingTranslationFilter(admin.SimpleListFilter):
         return queryset
 
 
+class PaperHasOpenFlagsFilter(admin.SimpleListFilter):
+    """Papers with a summary whose grounding checks left an open flag."""
+
+    title = _("grounding flags")
+    parameter_name = "flags"
+
+    def lookups(self, request, model_admin):
+        return [("open", _("Has open flags")), ("none", _("No open flags"))]
+
+    def queryset(self, request, queryset):
+        open_flags = SummaryFlag.objects.filter(
+            summary__paper=OuterRef("pk"), resolution=SummaryFlag.Resolution.OPEN
+        )
+        if self.value() == "open":
+            return queryset.filter(Exists(open_flags))
+        if self.value() == "none":
+            return queryset.exclude(Exists(open_flags))
+        return queryset
+
+
 @admin.register(Paper)
 class PaperAdmin(admin.ModelAdmin):
     form = PaperAdminForm
     formfield_overrides = URL_OVERRIDES
     list_display = ["display_name", "kind", "org_labels", "venue", "missing", "created_at"]
-    list_filter = ["kind", MissingTranslationFilter, "tracks", "topics", "organizations", "venue"]
+    list_filter = [
+        "tracks",
+        ("created_at", admin.DateFieldListFilter),
+        MissingTranslationFilter,
+        PaperHasOpenFlagsFilter,
+        "kind",
+        "topics",
+        "organizations",
+        "venue",
+    ]
+    list_select_related = ["venue"]
+    date_hierarchy = "created_at"
     search_fields = ["title", "short_name", "canonical_id", "abstract", "summaries__body"]
     prepopulated_fields = {"slug": ["short_name"]}
     filter_horizontal = ["organizations", "topics", "tracks"]
@@ -581,7 +612,8 @@ class LLMRequestAdmin(admin.ModelAdmin):
 @admin.register(Score)
 class ScoreAdmin(admin.ModelAdmin):
     list_display = ["paper", "track", "total", "scorer", "scorer_version", "created_at"]
-    list_filter = ["track", "scorer"]
+    list_filter = ["track", "scorer", ("created_at", admin.DateFieldListFilter)]
+    date_hierarchy = "created_at"
     search_fields = ["paper__title", "paper__short_name"]
     list_select_related = ["paper", "track"]
 
