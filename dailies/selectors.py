@@ -144,3 +144,18 @@ def parse_date(value: str) -> dt.date | None:
         return dt.date.fromisoformat(value)
     except ValueError:
         return None
+
+
+def entries_of_dailies(dailies: list[Daily]) -> dict[int, list[DailyEntry]]:
+    """For the home page: the entries of each of ``dailies``, in order, with what an entry
+    shows (a fixed number of queries, however many dailies and entries)."""
+    entries = (
+        DailyEntry.objects.filter(daily__in=dailies)
+        .select_related("paper", "paper__venue")
+        .prefetch_related(*_paper_lookups("paper__"))
+        .order_by("daily_id", "position")
+    )
+    grouped: dict[int, list[DailyEntry]] = {d.pk: [] for d in dailies}
+    for entry in entries:
+        grouped[entry.daily_id].append(entry)
+    return grouped

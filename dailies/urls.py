@@ -17,6 +17,7 @@ urlpatterns = [
     path("papers/<slug:slug>/", views.paper_detail, name="paper"),
     path("topics/", views.topic_index, name="topic_index"),
     path("topics/<slug:slug>/", views.topic_detail, name="topic"),
+    path("theme/<slug:mode>/", views.theme_set, name="theme"),
     path("<slug:track>/", views.track_archive, name="track"),
     path("<slug:track>/<isodate:date>/", views.daily_detail, name="daily"),
 ]

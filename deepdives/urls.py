@@ -4,6 +4,7 @@ from deepdives import feeds, views
 
 app_name = "deepdives"
 urlpatterns = [
+    path("deep-dives/", views.deep_dive_index, name="index"),
     path("deep-dives/<slug:slug>/", views.deep_dive_detail, name="detail"),
     path("code/", views.code_index, name="code_index"),
     path("feeds/code.atom", feeds.CodeFeed.as_view(), name="code_feed"),

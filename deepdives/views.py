@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+
+import markdown
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import get_language
@@ -15,6 +18,39 @@ from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 from deepdives.text import render_markdown
+
+
+def deep_dive_index(request: HttpRequest) -> HttpResponse:
+    """Every published deep dive, newest paper appearance first, with its reading time
+    (two queries: the bodies are deferred, the minutes are stored)."""
+    deep_dives = (
+        DeepDive.objects.published()
+        .select_related("paper")
+        .prefetch_related("paper__summaries")
+        .defer("body_en", "body_zh")
+        .order_by("-updated_at", "slug")
+    )
+    return render(request, "deepdives/index.html", {"deep_dives": list(deep_dives)})
+
+
+def _toc(text: str) -> list[dict]:
+    """The headings of a deep dive (Python-Markdown's toc extension, as ``render_markdown``
+    names their anchors): the sections (h2) with their subsections (h3), [{id, name,
+    children}]. The title (h1) is the page's own heading, not an entry."""
+    md = markdown.Markdown(extensions=["fenced_code", "tables", "sane_lists", "toc", "abbr"])
+    md.convert(text)
+    sections: list[dict] = []
+
+    def walk(tokens: list[dict]) -> None:
+        for token in tokens:
+            if token["level"] == 2:
+                children = [c for c in token["children"] if c["level"] == 3]
+                sections.append({"id": token["id"], "name": token["name"], "children": children})
+            elif token["level"] < 2:
+                walk(token["children"])
+
+    walk(md.toc_tokens)
+    return sections
 
 
 def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
@@ -32,6 +68,7 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "title": deep_dive.title(language),
             "body": body,
             "body_html": render_markdown(body),
+            "toc": _toc(body),
             "minutes": deep_dive.minutes(language),
             "preview": staff and not DeepDive.objects.published().filter(pk=deep_dive.pk).exists(),
         },
@@ -67,9 +104,19 @@ def code_detail(request: HttpRequest, name: str) -> HttpResponse:
     row = _visible_code(request, name)
     program = PROGRAMS[name]
     source = program.source_path().read_text(encoding="utf-8")
-    formatter = HtmlFormatter(
-        linenos="table", cssclass="highlight", anchorlinenos=True, lineanchors="L"
-    )
+    # Line numbers are plain text (not links that look like links); each line keeps an
+    # anchor (#L12) for linking to it.
+    formatter = HtmlFormatter(linenos="table", cssclass="highlight", lineanchors="L")
+    main = _main_function(source)
+    main_html = ""
+    if main is not None:
+        first, last = main
+        excerpt = "\n".join(source.splitlines()[first - 1 : last]) + "\n"
+        main_html = highlight(
+            excerpt,
+            PythonLexer(),
+            HtmlFormatter(linenos="table", cssclass="highlight", linenostart=first),
+        )
     deep_dive = DeepDive.objects.published().filter(reference_code=row).first()
     return render(
         request,
@@ -79,12 +126,29 @@ def code_detail(request: HttpRequest, name: str) -> HttpResponse:
             "program": program,
             "state": services.verification_state(row),
             "source_html": highlight(source, PythonLexer(), formatter),
+            "main_html": main_html,
+            "main_lines": main,
             "source_lines": source.count("\n") + 1,
             "has_chart": program.chart is not None and bool(row.last_measurements),
             "deep_dive": deep_dive,
             "description": row.description(get_language()),
         },
     )
+
+
+def _main_function(source: str) -> tuple[int, int] | None:
+    """First and last line of the program's entry point: ``main()``, else the last
+    top-level function."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    chosen = next((f for f in functions if f.name == "main"), functions[-1] if functions else None)
+    if chosen is None:
+        return None
+    first = min([chosen.lineno, *(d.lineno for d in chosen.decorator_list)])
+    return first, chosen.end_lineno or chosen.lineno
 
 
 def _chart_etag(request: HttpRequest, name: str) -> str | None:

@@ -37,6 +37,7 @@ RESERVED_TRACK_SLUGS = frozenset(
         "static",
         "search",
         "subscribe",
+        "theme",
     }
 )
 

@@ -127,6 +127,6 @@ def test_its_query_count_does_not_grow_with_the_entries(db, anonymous):
 
 def test_it_runs_a_pinned_number_of_queries(demo, anonymous, django_assert_num_queries):
     # daily+track, entries+paper+venue, organisations, summaries, topics, deep dives,
-    # reference code, previous daily, next daily
-    with django_assert_num_queries(9):
+    # reference code, previous daily, next daily, the candidates' scores (the selection chart)
+    with django_assert_num_queries(10):
         anonymous.get("/en/infra/2026-10-28/")

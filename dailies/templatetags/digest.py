@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from urllib.parse import quote
 
 from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, gettext_lazy
 
+from dailies.demo import IMPORT_SCORER
 from papers.languages import Language, localized
 from papers.models import Paper, Summary
 from papers.validators import safe_url as _safe_url
@@ -65,12 +67,19 @@ def with_takeaway(summary: Summary | None) -> SafeString:
     return escape(body)
 
 
-@register.filter
-def excerpt(summary: Summary | None, length: int = 140) -> str:
-    """The start of a summary, cut at a sentence or a word near ``length`` characters."""
-    if summary is None:
-        return ""
-    text = " ".join(summary.body.split())
+# Stops that end a sentence; an elided text drops them before its ellipsis ("。……", ".…"
+# read as doubled stops).
+_STOPS = "。．.！!？?；;，,、：: "
+
+
+def _is_cjk(text: str) -> bool:
+    return any("\u3400" <= ch <= "\u9fff" for ch in text)
+
+
+def clean_truncate(text: str, length: int) -> str:
+    """``text`` cut near ``length`` characters at a sentence, clause or word boundary, ending
+    with one ellipsis: "……" in Chinese, "…" otherwise, never after a stop."""
+    text = " ".join(str(text).split())
     if len(text) <= length:
         return text
     cut = text[:length]
@@ -79,7 +88,21 @@ def excerpt(summary: Summary | None, length: int = 140) -> str:
         if at > length * 0.6:
             cut = cut[: at + len(mark.strip())]
             break
-    return cut.rstrip(" ，,;；") + "…"
+    cut = cut.rstrip(_STOPS)
+    return cut + ("……" if _is_cjk(cut) else "…")
+
+
+@register.filter
+def excerpt(summary: Summary | None, length: int = 140) -> str:
+    """The start of a summary, cut cleanly near ``length`` characters (see clean_truncate)."""
+    if summary is None:
+        return ""
+    return clean_truncate(summary.body, length)
+
+
+@register.filter
+def truncate_clean(text: str | None, length: int = 200) -> str:
+    return clean_truncate(text or "", int(length))
 
 
 @register.filter
@@ -90,6 +113,12 @@ def score(value: Decimal | None) -> str:
 @register.filter
 def month_day(value: dt.date) -> str:
     return f"{value:%m-%d}"
+
+
+@register.filter
+def iso_date(value: dt.date | dt.datetime | None) -> str:
+    """Dates always carry their year: 2026-10-28."""
+    return f"{value:%Y-%m-%d}" if value else ""
 
 
 @register.simple_tag
@@ -145,7 +174,7 @@ def seconds(milliseconds: int | None) -> str:
 def entry_heading(paper: Paper, summary: Summary | None) -> str:
     """“HiLO: headline” / “HiLO：headline”, or the full title when there is no headline."""
     if summary is None or not summary.headline:
-        return paper.title
+        return full_title(paper)
     colon = "：" if summary.language == Language.ZH else ": "
     return f"{paper.display_name}{colon}{summary.headline}"
 
@@ -154,3 +183,128 @@ def entry_heading(paper: Paper, summary: Summary | None) -> str:
 def intro_is_machine(daily, language: str) -> bool:
     """The daily's intro in ``language`` is a machine draft (pages say so)."""
     return getattr(daily, f"intro_{language}_provenance", "") == Summary.Provenance.MACHINE
+
+
+@register.simple_tag
+def full_title(paper: Paper) -> str:
+    """The title, led by the system's short name when the title does not contain it."""
+    short = paper.short_name.strip()
+    if short and short.casefold() not in paper.title.casefold():
+        return f"{short}: {paper.title}"
+    return paper.title
+
+
+# How many authors a byline names before "et al.".
+BYLINE_AUTHORS = 3
+
+
+@register.filter
+def byline(authors: list[str] | None) -> str:
+    """The first three authors, then "et al." when there are more."""
+    names = [str(a).strip() for a in authors or [] if str(a).strip()]
+    if len(names) <= BYLINE_AUTHORS:
+        return ", ".join(names)
+    return ", ".join(names[:BYLINE_AUTHORS]) + " " + gettext("et al.")
+
+
+ARXIV_ABS = "https://arxiv.org/abs/{}"
+ARXIV_PDF = "https://arxiv.org/pdf/{}"
+DOI_URL = "https://doi.org/{}"
+
+
+@register.simple_tag
+def paper_links(paper: Paper) -> list[dict]:
+    """The paper's public links, each through ``safe_url``: arXiv abstract (or the source
+    page), PDF, DOI. An arXiv id gives its abstract and PDF when no link was stored."""
+    arxiv_id = (paper.arxiv_id or "").strip()
+    abs_url = _safe_url(paper.abs_url) or (
+        _safe_url(ARXIV_ABS.format(arxiv_id)) if arxiv_id else ""
+    )
+    pdf_url = _safe_url(paper.pdf_url) or (
+        _safe_url(ARXIV_PDF.format(arxiv_id)) if arxiv_id else ""
+    )
+    links = []
+    if abs_url:
+        label = gettext("arXiv abstract") if "arxiv.org/" in abs_url else gettext("Source page")
+        links.append({"kind": "abs", "label": label, "url": abs_url})
+    if pdf_url:
+        links.append({"kind": "pdf", "label": gettext("PDF"), "url": pdf_url})
+    doi = (paper.doi or "").strip()
+    doi_url = _safe_url(DOI_URL.format(quote(doi, safe="/"))) if doi else ""
+    if doi_url:
+        links.append({"kind": "doi", "label": f"DOI {doi}", "url": doi_url})
+    return links
+
+
+def _year(paper: Paper) -> str:
+    if paper.published_on:
+        return str(paper.published_on.year)
+    if paper.venue_id and paper.venue.year:
+        return str(paper.venue.year)
+    return ""
+
+
+def _bib_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in "{}&%$#_" else ch for ch in text)
+
+
+@register.simple_tag
+def bibtex(paper: Paper) -> str:
+    """A BibTeX entry: @article for arXiv preprints, @inproceedings at a venue, else @misc."""
+    year = _year(paper)
+    key = "".join(ch for ch in (paper.short_name or paper.slug) if ch.isalnum()).lower()
+    key = f"{key}{year}" or paper.slug
+    fields = [("title", "{" + _bib_escape(paper.title) + "}")]
+    if paper.authors:
+        fields.append(("author", _bib_escape(" and ".join(str(a) for a in paper.authors))))
+    kind = "misc"
+    if paper.venue_id:
+        kind = "inproceedings"
+        fields.append(("booktitle", _bib_escape(paper.venue.full_name or str(paper.venue))))
+    if year:
+        fields.append(("year", year))
+    if paper.arxiv_id:
+        fields += [("eprint", paper.arxiv_id), ("archivePrefix", "arXiv")]
+        if paper.primary_category:
+            fields.append(("primaryClass", paper.primary_category))
+    if paper.doi:
+        fields.append(("doi", _bib_escape(paper.doi)))
+    links = {link["kind"]: link["url"] for link in paper_links(paper)}
+    if links.get("abs"):
+        fields.append(("url", links["abs"]))
+    if kind == "misc" and paper.kind != Paper.Kind.PAPER:
+        fields.append(("howpublished", _bib_escape(paper.get_kind_display())))
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    return f"@{kind}{{{key},\n{body}\n}}"
+
+
+@register.simple_tag
+def plain_citation(paper: Paper) -> str:
+    """Authors (year). Title. Venue. arXiv:id / DOI."""
+    parts = []
+    authors = byline(paper.authors)
+    year = _year(paper)
+    if authors:
+        parts.append(f"{authors} ({year})." if year else f"{authors}.")
+    elif year:
+        parts.append(f"({year}).")
+    parts.append(paper.title.rstrip(".") + ".")
+    badge = venue_badge(paper)
+    if badge:
+        parts.append(badge + ".")
+    if paper.arxiv_id:
+        parts.append(f"arXiv:{paper.arxiv_id}.")
+    if paper.doi:
+        parts.append(f"doi:{paper.doi}.")
+    return " ".join(parts)
+
+
+@register.filter
+def scorer_label(score) -> str:
+    """Who scored, for readers: the scorer and version, or, for a score taken over from a
+    daily as published (the import's internal label), a sentence saying so."""
+    if score is None:
+        return ""
+    if score.scorer == IMPORT_SCORER:
+        return gettext("as published in the daily")
+    return f"{score.scorer} {score.scorer_version}".strip()
