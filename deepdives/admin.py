@@ -3,12 +3,19 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.http import HttpResponseNotAllowed, JsonResponse
+from django.urls import path
 from django.utils.translation import gettext_lazy as _
 
 from audit.admin import audit_history_panel
 from dailies.admin import ServiceErrorsAsMessages
 from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
+from deepdives.text import render_markdown
+
+# The longest Markdown the live preview renders (characters); a longer text is refused,
+# the form itself still saves it.
+MARKDOWN_PREVIEW_MAX_CHARS = 200_000
 
 
 @admin.register(DeepDive)
@@ -34,9 +41,36 @@ class DeepDiveAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
     ]
     actions = ["publish", "unpublish"]
 
+    class Media:
+        # Fetches the preview endpoint below; no inline script (strict CSP).
+        js = ["deepdives/admin/markdown-preview.js"]
+        css = {"all": ["deepdives/admin/markdown-preview.css"]}
+
     @admin.display(description=_("history"))
     def history(self, obj: DeepDive) -> str:
         return audit_history_panel(obj)
+
+    def get_urls(self):
+        preview = path(
+            "markdown-preview/",
+            self.admin_site.admin_view(self.markdown_preview_view),
+            name="deepdives_deepdive_markdown_preview",
+        )
+        return [preview, *super().get_urls()]
+
+    def markdown_preview_view(self, request):
+        """The Markdown of a POST, rendered by the page's own sanitiser (``render_markdown``)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not (self.has_add_permission(request) or self.has_change_permission(request)):
+            raise PermissionDenied
+        text = request.POST.get("text", "")
+        if len(text) > MARKDOWN_PREVIEW_MAX_CHARS:
+            message = _("The preview shows at most %(n)d characters.") % {
+                "n": MARKDOWN_PREVIEW_MAX_CHARS
+            }
+            return JsonResponse({"error": message}, status=413)
+        return JsonResponse({"html": render_markdown(text)})
 
     def has_publish_permission(self, request) -> bool:
         return services.user_may_publish_deep_dives(request.user)
