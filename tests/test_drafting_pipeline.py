@@ -62,7 +62,9 @@ def _tomorrow() -> dt.date:
 
 
 @pytest.fixture
-def drafted_daily(demo, tmp_path, django_capture_on_commit_callbacks, settings, capsys):
+def drafted_daily(
+    demo, tmp_path, django_capture_on_commit_callbacks, settings, capsys, eager_tasks
+):
     """The 50-entry feed ingested and assembled; assembly's on-commit drafting run."""
     settings.LLM_BASE_URL = settings.LLM_API_KEY = settings.LLM_MODEL = ""
     feed = tmp_path / "feed.xml"
