@@ -10,6 +10,8 @@ import pytest
 import schemathesis
 import yaml
 from django.core.management import call_command
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -69,11 +71,18 @@ def test_it_renders_a_docs_page_from_the_schema(anonymous):
 @pytest.fixture
 def api_data(db, settings):
     settings.API_ANON_RATE = "100000/minute"  # the fuzzer, not the throttle, is under test
+    # Requests go through the WSGI app, not Django's test client: like that client, keep
+    # the end of a request from closing the connection that holds the test's transaction.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
     day = dt.date(2026, 10, 28)
     papers = [make_paper("hilo", topics=("kv-cache",), orgs=("Microsoft",)), make_paper(zh=None)]
     make_daily(date=day, papers=papers, scores=["4.50", "4.00"])
     make_deep_dive(papers[0])
     make_daily(date=day + dt.timedelta(days=1), status=Daily.Status.DRAFT)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 def _schema():

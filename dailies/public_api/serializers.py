@@ -15,7 +15,12 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dailies.models import Daily, DailyStats
-from dailies.templatetags.digest import criterion_label, entry_heading, venue_badge
+from dailies.templatetags.digest import (
+    CRITERION_LABELS,
+    criterion_label,
+    entry_heading,
+    venue_badge,
+)
 from papers.languages import Language, localized
 from papers.models import Paper, Score, Summary
 from papers.validators import safe_url
@@ -292,6 +297,20 @@ class ScoreOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+def _rubric(criteria: dict | None) -> list[tuple[str, float]]:
+    """The numeric criteria in the rubric's own order (the database may store JSON keys in
+    another), unknown names after the known ones."""
+    known = list(CRITERION_LABELS)
+    values = [
+        (str(k), v)
+        for k, v in (criteria or {}).items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+    return sorted(
+        values, key=lambda kv: (known.index(kv[0]) if kv[0] in known else len(known), kv[0])
+    )
+
+
 def _rationale_language(score: Score, lang: str) -> str | None:
     text = localized(score, "rationale", lang)
     return text.language if text else None
@@ -314,8 +333,7 @@ class PaperDetailSerializer(PaperListSerializer):
                 "total": s.total,
                 "criteria": [
                     {"name": str(k), "label": criterion_label(str(k)), "value": v}
-                    for k, v in (s.criteria or {}).items()
-                    if isinstance(v, int | float) and not isinstance(v, bool)
+                    for k, v in _rubric(s.criteria)
                 ],
                 "rationale": s.rationale(lang),
                 "rationale_language": _rationale_language(s, lang),
