@@ -22,7 +22,6 @@ from dailies.checklist import daily_publishing_blockers
 from dailies.desk import desk_context, desk_history, editorial_time_zone, score_text
 from dailies.drafting import daily_draft, daily_paper_draft
 from dailies.models import Daily, DailyEntry, EditorialAction
-from papers.drafting.service import summary_confirm
 from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Track
 
@@ -473,8 +472,9 @@ class DailyAdmin(ServiceErrorsAsMessages, SortableAdminBase, admin.ModelAdmin):
             entry = get_object_or_404(
                 DailyEntry.objects.select_related("paper"), pk=entry_id, daily=daily
             )
-            summary = get_object_or_404(entry.paper.summaries, language=language)
-            n = summary_confirm(summary=summary, user=request.user)
+            n = services.daily_entry_confirm(
+                daily=daily, entry=entry, language=language, user=request.user
+            )
             return _("Confirmed %(n)d flag(s) of %(paper)s (%(language)s).") % {
                 "n": n,
                 "paper": entry.paper,

@@ -25,7 +25,7 @@ from dailies.assembly import (
 from dailies.checklist import daily_publishing_blockers
 from dailies.models import Daily, DailyEntry, DailyStatus
 from dailies.search.index import daily_paper_ids, search_index_refresh_on_commit
-from papers.drafting.service import summary_write
+from papers.drafting.service import summary_confirm, summary_write
 from papers.languages import LANGUAGE_CODES
 from papers.models import Summary
 from papers.scoring.service import latest_scores
@@ -494,3 +494,27 @@ def daily_entry_texts_edit(
             changes={"summaries": {entry.paper.canonical_id: changed}},
         )
     return changed
+
+
+@transaction.atomic
+def daily_entry_confirm(*, daily: Daily, entry: DailyEntry, language: str, user) -> int:
+    """An editor confirms one entry's text in ``language`` as it stands (its open flags
+    resolved), recorded on the daily's history. Returns how many flags were confirmed."""
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    if entry.daily_id != stored.pk:
+        raise ValidationError(_("That entry is not in %(daily)s.") % {"daily": stored})
+    _check_may_change(stored, user)
+    summary = Summary.objects.filter(paper_id=entry.paper_id, language=language).first()
+    if summary is None:
+        raise ValidationError(
+            _("There is no %(language)s text to confirm.") % {"language": language}
+        )
+    confirmed = summary_confirm(summary=summary, user=user)
+    if confirmed:
+        daily_record_text_edit(
+            daily=stored,
+            user=user,
+            paper_id=entry.paper_id,
+            what=f"{language} summary confirmed ({confirmed} flags)",
+        )
+    return confirmed
