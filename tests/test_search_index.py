@@ -69,8 +69,10 @@ def test_it_picks_up_edited_summaries_in_the_periodic_sweep(
     db, django_capture_on_commit_callbacks, eager_tasks
 ):
     paper = make_paper("edited", title="Lens design")
+    daily = make_daily(date=dt.date(2026, 9, 1), papers=[paper], status="draft")
+    daily.entries.update(accepted_untranslated=["zh"])  # English only, accepted
     with django_capture_on_commit_callbacks(execute=True):
-        daily_publish(daily=make_daily(date=dt.date(2026, 9, 1), papers=[paper], status="draft"))
+        daily_publish(daily=daily)
     assert _slugs("magnetar") == []
     summary_set(
         paper=paper,
@@ -101,6 +103,7 @@ def test_it_ranks_newer_papers_first_on_a_tie(db, django_capture_on_commit_callb
     with django_capture_on_commit_callbacks(execute=True):
         for day, paper in ((1, older), (2, newer)):
             daily = make_daily(date=dt.date(2026, 9, day), papers=[paper], status="draft")
+            daily.entries.update(accepted_untranslated=["zh"])  # English only, accepted
             daily_publish(daily=daily)
     hits = search("tiered caching")[:2]
     assert hits[0].score == hits[1].score
@@ -109,7 +112,9 @@ def test_it_ranks_newer_papers_first_on_a_tie(db, django_capture_on_commit_callb
 
 def test_it_counts_terms_once_per_paper(db, django_capture_on_commit_callbacks):
     paper = make_paper(title="Cache cache cache", en="Cache everywhere, caches too.", zh=None)
+    daily = make_daily(date=dt.date(2026, 9, 1), papers=[paper], status="draft")
+    daily.entries.update(accepted_untranslated=["zh"])  # English only, accepted
     with django_capture_on_commit_callbacks(execute=True):
-        daily_publish(daily=make_daily(date=dt.date(2026, 9, 1), papers=[paper], status="draft"))
+        daily_publish(daily=daily)
     assert _vocabulary()["cach"] == 1
     assert Counter(_slugs("cache")) == Counter([paper.slug])
