@@ -65,8 +65,10 @@ def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]
     tracks = list(Track.objects.filter(is_active=True))
     dailies = Daily.objects.published().filter(track__in=tracks).order_by("track_id", "-date")
     by_track: dict[int, list[Daily]] = {t.pk: [] for t in tracks}
+    track_of = {t.pk: t for t in tracks}
     for daily in dailies:
         if len(by_track[daily.track_id]) < recent:
+            daily.track = track_of[daily.track_id]  # its URL names the track: no query each
             by_track[daily.track_id].append(daily)
     return [(t, by_track[t.pk]) for t in tracks if by_track[t.pk]]
 

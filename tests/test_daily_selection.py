@@ -1,0 +1,129 @@
+"""The selection of a daily, visible: the score histogram, the near misses, each score's
+breakdown, and one note where a daily recorded no scores."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from dailies.selection import NEAR_MISSES
+from papers.models import Paper, Score
+from tests.factories import make_daily, make_paper, make_track
+
+DATE = dt.date(2026, 10, 28)
+IN_WINDOW = timezone.make_aware(dt.datetime(2026, 10, 27, 12, 0))
+
+
+def _candidate(track, total: str, *, slug: str | None = None, **fields) -> Paper:
+    paper = make_paper(slug, **fields)
+    Paper.objects.filter(pk=paper.pk).update(created_at=IN_WINDOW)
+    paper.tracks.add(track)
+    Score.objects.create(
+        paper=paper,
+        track=track,
+        total=Decimal(total),
+        criteria={"relevance": 4, "novelty": 3},
+        rationale_en=f"Rationale of {paper.slug}.",
+        rationale_zh=f"{paper.slug} 的理由。",
+        scorer="heuristic",
+        scorer_version="2",
+    )
+    return paper
+
+
+def _daily_with_candidates(n_unselected: int = 8):
+    track = make_track(min_score=Decimal("3.00"))
+    selected = [_candidate(track, t) for t in ("4.60", "4.40", "4.20")]
+    others = [_candidate(track, f"{3.95 - 0.25 * i:.2f}") for i in range(n_unselected)]
+    daily = make_daily(date=DATE, papers=selected, scores=["4.60", "4.40", "4.20"], track=track)
+    return daily, selected, others
+
+
+def _bars(html: str) -> dict[str, int]:
+    counts = {"bar-selected": 0, "bar-other": 0}
+    for css, label in re.findall(r'<rect class="(bar-\w+)"[^>]*><title>([^<]+)</title>', html):
+        counts[css] += int(label.rsplit(": ", 1)[1])
+    return counts
+
+
+def test_it_draws_every_scored_candidate_in_the_histogram(db, anonymous):
+    daily, selected, others = _daily_with_candidates()
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    assert _bars(html) == {"bar-selected": len(selected), "bar-other": len(others)}
+    assert "11 scored candidates, 3 selected." in html
+    assert "<svg" in html and 'role="img"' in html and "style=" not in html.split("<svg", 1)[1]
+
+
+def test_it_marks_the_track_minimum_and_the_lowest_selected(db, anonymous):
+    _daily_with_candidates()
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    assert re.search(r'<line class="cut-min" x1="', html)
+    assert re.search(r'<line class="cut-lowest" x1="', html)
+    assert "track minimum 3.00" in html and "lowest selected 4.20" in html
+
+
+def test_it_lists_the_next_five_candidates_by_score_below_the_cut(db, anonymous):
+    _, _, others = _daily_with_candidates()
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
+    shown = re.findall(r'<span class="score nm-score">([\d.]+)</span>', near)
+    assert shown == ["3.95", "3.70", "3.45", "3.20", "2.95"]
+    assert len(shown) == NEAR_MISSES
+    assert f"Rationale of {others[0].slug}." in near
+    assert others[5].slug not in near
+
+
+def test_it_opens_each_score_onto_its_breakdown_rationale_and_scorer(db, anonymous):
+    _, selected, _ = _daily_with_candidates()
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    entry = html.split(f'id="{selected[0].slug}"', 1)[1].split("</li>", 1)[0]
+    details = entry.split('<details class="score-details">', 1)[1].split("</details>", 1)[0]
+    assert "4.60" in details and "Relevance to the track" in details
+    assert f"Rationale of {selected[0].slug}." in details and "heuristic 2" in details
+
+
+def test_it_says_once_that_a_daily_recorded_no_scores(demo, anonymous):
+    html = anonymous.get("/en/infra/2026-10-27/").content.decode()
+    assert html.count("No score was recorded for this daily") == 1
+    assert 'class="score"' not in html and "—" not in html.split('<ol class="entries">')[1]
+
+
+def test_it_hides_the_internal_label_of_imported_scores(demo, anonymous):
+    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    assert "daily-import" not in html and "as published in the daily" in html
+    assert "daily-import" not in anonymous.get("/en/papers/hilo/").content.decode()
+
+
+def test_it_says_how_many_of_the_recorded_candidates_have_stored_scores(demo, anonymous):
+    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    assert "Scores of 10 of the 202 candidates are stored" in html
+
+
+def test_it_leaves_out_scores_recorded_after_assembly(db, anonymous):
+    daily, selected, others = _daily_with_candidates(n_unselected=2)
+    daily.assembled_at = timezone.now()
+    daily.save(update_fields=["assembled_at"])
+    later = Score.objects.filter(paper=others[0]).get()
+    Score.objects.filter(pk=later.pk).update(created_at=daily.assembled_at + dt.timedelta(hours=1))
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    assert _bars(html) == {"bar-selected": 3, "bar-other": 1}
+
+
+@pytest.mark.parametrize("extra", [0, 12])
+def test_its_query_count_does_not_grow_with_the_candidates(db, anonymous, extra):
+    daily, _, _ = _daily_with_candidates(n_unselected=2)
+    with CaptureQueriesContext(connection) as small:
+        anonymous.get(f"/en/infra/{DATE}/")
+    for _ in range(extra):
+        _candidate(daily.track, "2.00")
+    cache.clear()  # the page cache would answer the second request without a query
+    with CaptureQueriesContext(connection) as large:
+        anonymous.get(f"/en/infra/{DATE}/")
+    assert len(large.captured_queries) == len(small.captured_queries)

@@ -1,0 +1,132 @@
+"""Finding things: a search box and the sections on every page, the deep-dive index, the
+home page's entries and topics, related papers, did-you-mean, and 404 past the last page."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from dailies.related import RELATED_PAPERS
+from tests.factories import make_daily, make_deep_dive, make_paper
+
+PAGES = [
+    "/en/",
+    "/en/infra/2026-10-28/",
+    "/en/papers/",
+    "/en/papers/hilo/",
+    "/en/topics/",
+    "/en/topics/storage/",
+    "/en/deep-dives/",
+    "/en/code/",
+    "/zh/",
+]
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_every_page_has_the_search_box_and_the_sections(demo, anonymous, url):
+    html = anonymous.get(url).content.decode()
+    header = html.split('<header class="site-header">', 1)[1].split("</header>", 1)[0]
+    assert 'role="search"' in header and 'name="q"' in header
+    lang = url.split("/")[1]
+    for path in ("topics/", "deep-dives/", "subscribe/", "papers/"):
+        assert f'href="/{lang}/{path}"' in header
+
+
+def test_the_deep_dive_index_lists_published_deep_dives_with_reading_time(db, anonymous):
+    shown = make_paper("shown")
+    hidden = make_paper("hidden")
+    make_daily(papers=[shown, hidden])
+    make_deep_dive(shown, body_en="word " * 660)
+    make_deep_dive(hidden, status="draft")
+    html = anonymous.get("/en/deep-dives/").content.decode()
+    assert 'href="/en/deep-dives/shown-dive/"' in html and "3 min read" in html
+    assert "hidden-dive" not in html
+
+
+def test_the_home_page_shows_the_latest_lead_entries_recent_dailies_and_topics(demo, anonymous):
+    html = anonymous.get("/en/").content.decode()
+    entries = re.findall(r'<li class="home-entry[^"]*">', html)
+    assert len(entries) == 3  # the 10-29 daily
+    assert '<li class="home-entry home-lead">' in html and 'class="takeaway"' in html
+    assert 'href="/en/infra/2026-10-28/"' in html
+    assert 'href="/en/topics/kv-cache/"' in html
+
+
+def test_the_home_page_shows_chinese_headlines(demo, anonymous):
+    html = anonymous.get("/zh/").content.decode()
+    first = html.split('<li class="home-entry home-lead">', 1)[1].split("</li>", 1)[0]
+    assert re.search(r"[\u4e00-\u9fff]", first.split('class="summary"')[0])
+
+
+def _home_queries(client) -> int:
+    cache.clear()
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get("/en/").status_code == 200
+    return len(ctx.captured_queries)
+
+
+def test_the_home_page_query_count_is_pinned_and_does_not_grow(db, anonymous):
+    make_daily(papers=[make_paper(topics=("a",)) for _ in range(2)])
+    small = _home_queries(anonymous)
+    make_daily(
+        date=dt.date(2026, 10, 29),
+        papers=[make_paper(topics=("b",), orgs=("X",)) for _ in range(8)],
+    )
+    assert _home_queries(anonymous) == small
+    # tracks, dailies, leads (+summaries), counts, entries (+orgs, summaries, topics, deep
+    # dives, reference code), topics
+    assert small == 12
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/en/papers/?page=99",
+        "/en/papers/?page=abc",
+        "/en/topics/storage/?page=9",
+        "/en/infra/?page=5",
+    ],
+)
+def test_pages_past_the_end_answer_404(demo, anonymous, url):
+    assert anonymous.get(url).status_code == 404
+
+
+def test_the_first_page_needs_no_number(demo, anonymous):
+    assert anonymous.get("/en/papers/").status_code == 200
+    assert anonymous.get("/en/papers/?page=1").status_code == 200
+
+
+def test_it_lists_related_papers_in_the_page_language(indexed_demo, anonymous):
+    html = anonymous.get("/zh/papers/bellowskv/").content.decode()
+    related = html.split('<ul class="related">', 1)[1].split("</ul>", 1)[0]
+    links = re.findall(r'href="/zh/papers/([^/]+)/"', related)
+    assert 0 < len(links) <= RELATED_PAPERS and "bellowskv" not in links
+    # KV-cache papers relate to a KV-cache paper
+    assert {"kvstream", "c2kv", "wakman", "volcano-engine-eic"} & set(links)
+    assert 'lang="zh"' in related
+
+
+def test_the_paper_page_query_count_does_not_grow_with_related_papers(
+    indexed_demo, anonymous, django_assert_num_queries
+):
+    # paper (visible), paper reloaded, organisations, summaries, topics, deep dives,
+    # reference code, appearances, scores (+tracks); related: term counts, ranking, the
+    # papers, their summaries
+    cache.clear()
+    with django_assert_num_queries(14):
+        anonymous.get("/en/papers/bellowskv/")
+
+
+def test_it_offers_the_query_as_typed_when_it_corrected_the_spelling(indexed_demo, anonymous):
+    html = anonymous.get("/en/papers/?q=degradatoin").content.decode()
+    assert "Showing results for" in html
+    link = re.search(r'<a href="\?([^"]*exact=1)">Search instead for', html)
+    assert link
+    exact = anonymous.get("/en/papers/?" + link.group(1).replace("&amp;", "&")).content.decode()
+    assert "No paper matches “degradatoin”" in exact
+    assert re.search(r"Did you mean <a href=\"\?q=degradation\">degradation</a>", exact)
