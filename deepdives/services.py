@@ -25,6 +25,7 @@ from audit.services import audit_diff, audit_record
 from deepdives.charts import render_chart_svg
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS, Program, get_program
+from digest_site.content import content_version_bump
 from papers.models import Paper
 
 OUTPUT_LIMIT = 64_000  # characters of a program's output kept in the database
@@ -53,6 +54,7 @@ def reference_sync() -> list[ReferenceCode]:
             },
         )
         rows.append(row)
+    content_version_bump()
     return rows
 
 
@@ -172,6 +174,7 @@ def reference_verify(*, name: str, timeout_s: int | None = None) -> ReferenceCod
             "code_hash",
         ]
     )
+    content_version_bump()  # the code pages show the verified run
     return row
 
 

@@ -88,6 +88,9 @@ MIDDLEWARE = [
     "digest_site.middleware.PermissionsPolicyMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before sessions, CSRF and auth: a cached public page costs about what a static file
+    # costs (digest_site/page_cache.py).
+    "digest_site.page_cache.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -331,6 +334,23 @@ SPECTACULAR_SETTINGS = {
 }
 
 PAGE_SIZE = env_int("PAGE_SIZE", 30, minimum=1)
+
+# The page cache (digest_site/page_cache.py): public pages for anonymous readers, stored
+# under the content version (digest_site/content.py) and retired when it is bumped.
+PAGE_CACHE_ENABLED = env_bool("PAGE_CACHE", True)
+# How long a stored page may live at most (a bump lost to a cache outage ends with it).
+PAGE_CACHE_TIMEOUT = env_int("PAGE_CACHE_TIMEOUT_S", 3600, minimum=1)
+# What browsers and proxies are told: fresh for max-age, then served stale while revalidating.
+PAGE_CACHE_MAX_AGE = env_int("PAGE_CACHE_MAX_AGE_S", 60, minimum=0)
+PAGE_CACHE_STALE_WHILE_REVALIDATE = env_int("PAGE_CACHE_STALE_WHILE_REVALIDATE_S", 300, minimum=0)
+# Longer query strings (and bigger bodies) are rendered every time, never stored.
+PAGE_CACHE_MAX_QUERY = 512
+PAGE_CACHE_MAX_BYTES = 2 * 1024 * 1024
+# After a cache error, pages render uncached for this long before the cache is tried again.
+PAGE_CACHE_RETRY_S = float(env_int("PAGE_CACHE_RETRY_MS", 5000, minimum=0)) / 1000
+# Cookies the public pages read (the reader's theme): their values are part of the page's
+# key. A page that reads any other cookie must be listed here or send Cache-Control private.
+PAGE_CACHE_KEY_COOKIES = ["theme"]
 
 # Mail (the email digest and its confirmations): EMAIL_URL is smtp://user:pass@host:587?tls=1,
 # smtps://user:pass@host:465 or unset, which prints every mail to the console.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from digest_site.content import content_version_bump
 from papers.models import Paper, Summary
 
 
@@ -19,6 +20,7 @@ def summary_set(
     provenance: str = Summary.Provenance.EDITOR,
 ) -> Summary | None:
     """Create or update a paper's summary in one language; an empty body removes it."""
+    content_version_bump()
     if not body.strip():
         Summary.objects.filter(paper=paper, language=language).delete()
         return None

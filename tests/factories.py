@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from dailies.models import Daily, DailyEntry
 from deepdives.models import DeepDive
+from digest_site.content import content_version_bump
 from papers.identity import canonical_id
 from papers.models import Organization, Paper, Summary, Topic, Track
 
@@ -92,6 +93,7 @@ def make_daily(
         DailyEntry.objects.create(
             daily=daily, paper=paper, position=i + 1, is_lead=(i == 0), score=score
         )
+    content_version_bump()  # as the publishing services do: cached pages show it at once
     return daily
 
 

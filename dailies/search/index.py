@@ -23,6 +23,7 @@ from dailies.search import backends
 from dailies.search.models import SearchDocument
 from dailies.search.text import Token, tokens
 from dailies.selectors import published_papers
+from digest_site.content import content_version_bump
 from papers.models import Paper, Summary
 
 log = logging.getLogger(__name__)
@@ -137,6 +138,7 @@ def search_index_refresh(*, paper_ids: Iterable[int]) -> dict[str, int]:
     indexed = {d.paper_id for d in docs}
     gone = [pk for pk in ids if pk not in indexed]
     backend.write(docs, replace=ids)
+    content_version_bump()  # the search pages and the index read these rows
     log.debug("search index: %d indexed, %d removed", len(docs), len(gone))
     return {"indexed": len(docs), "removed": len(gone)}
 
@@ -149,6 +151,7 @@ def search_index_refresh_on_commit(paper_ids: Iterable[int]) -> None:
     """
     ids = sorted(set(paper_ids))
     if ids:
+        content_version_bump()
         transaction.on_commit(lambda: search_index_refresh(paper_ids=ids), robust=True)
 
 
@@ -207,4 +210,5 @@ def search_index_rebuild(
     with transaction.atomic():
         backend.lock_for_writing()
         backend.recount_terms()
+    content_version_bump()
     return {"indexed": len(ids), "removed": len(stale)}

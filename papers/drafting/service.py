@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from digest_site.content import content_version_bump
 from papers.drafting.base import (
     Drafter,
     DraftingStopped,
@@ -616,6 +617,7 @@ def summary_edit(
     summary.full_clean()
     _version_of(previous, SummaryVersion.Reason.REPLACED_BY_EDITOR, user).save()
     summary.save()
+    content_version_bump()
     summary_recheck(summary=summary, user=user, now=now)
     return summary
 
@@ -638,6 +640,7 @@ def summary_write(
     if not body.strip():
         if summary is not None:
             summary.delete()
+            content_version_bump()
         return None
     if summary is not None:
         return summary_edit(
@@ -663,6 +666,7 @@ def summary_write(
     )
     summary.full_clean()
     summary.save()
+    content_version_bump()
     summary_recheck(summary=summary, user=user, now=now)
     return summary
 
@@ -678,6 +682,7 @@ def summary_confirm(*, summary: Summary, user, now=None) -> int:
     summary.reviewed_by = user
     summary.reviewed_at = now
     Summary.objects.filter(pk=summary.pk).update(reviewed_by=user, reviewed_at=now)
+    content_version_bump()
     return confirmed
 
 
@@ -716,6 +721,7 @@ def summary_restore_version(*, version: SummaryVersion, user, now=None) -> Summa
     if version.reason == SummaryVersion.Reason.PROPOSED:
         # Applied: it is the live text now, no longer a proposal.
         version.delete()
+    content_version_bump()
     summary_recheck(summary=summary, user=user, now=now)
     return summary
 

@@ -1,0 +1,82 @@
+"""The content version: one token that changes whenever anything readers can see changes.
+
+Public pages are cached under it (``digest_site.page_cache``) and their ETag and
+Last-Modified derive from it, so bumping it retires every cached page at once. Publishing,
+unpublishing, an edit of public content, a verification run and a search-index refresh call
+``content_version_bump()``; it sits low in the stack so papers, dailies, deepdives and audit
+can all import it.
+
+The token lives in the cache (Redis in production, so every worker sees the same one). It is
+``<time in ns, hex>-<random>``: the time is the version's Last-Modified, and successive
+versions are at least a second apart so that a client echoing a Last-Modified never matches
+a newer version (HTTP dates count whole seconds). In a burst of bumps the time runs ahead of
+the clock by at most ``MAX_LEAD_NS``; the page cache sends no Last-Modified until the clock
+catches up (the ETag still works).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+
+from django.core.cache import cache
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+VERSION_KEY = "content:version"
+# Never expires on its own: a lost token only costs one round of re-rendering.
+VERSION_TIMEOUT = None
+_SECOND_NS = 1_000_000_000
+MAX_LEAD_NS = 5 * _SECOND_NS
+
+
+def _new_token(previous: str | None) -> str:
+    now = time.time_ns()
+    previous_ns = version_time_ns(previous) if previous else None
+    if previous_ns is not None:
+        now = max(now, min(previous_ns + _SECOND_NS, now + MAX_LEAD_NS))
+    return f"{now:x}-{secrets.token_hex(4)}"
+
+
+def version_time_ns(token: str) -> int | None:
+    """When ``token`` was made (ns since the epoch), or None for a foreign value."""
+    try:
+        return int(token.split("-", 1)[0], 16)
+    except (AttributeError, ValueError):
+        return None
+
+
+def content_version() -> str:
+    """The current token; a first call makes one. Raises the cache's errors (the page cache
+    treats them as "cache unavailable")."""
+    token = cache.get(VERSION_KEY)
+    if token is None:
+        token = content_version_init()
+    return token
+
+
+def content_version_init() -> str:
+    """Make a token when there is none (a cleared or evicted cache); the first one wins."""
+    cache.add(VERSION_KEY, _new_token(None), VERSION_TIMEOUT)
+    return cache.get(VERSION_KEY)
+
+
+def _bump() -> None:
+    try:
+        cache.set(VERSION_KEY, _new_token(cache.get(VERSION_KEY)), VERSION_TIMEOUT)
+    except Exception as error:  # a cache outage must not fail the write that bumps
+        log.warning("content version: not bumped (%s); cached pages may be stale", error)
+
+
+def content_version_bump() -> None:
+    """Retire every cached page: now, and again once the current transaction commits.
+
+    Now, so that the next request in this process (the same transaction, a test) renders
+    afresh; on commit, because a request in another process may meanwhile have rendered the
+    old rows and stored them under the intermediate version. Never raises.
+    """
+    _bump()
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(_bump, robust=True)

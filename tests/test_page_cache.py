@@ -1,0 +1,224 @@
+"""Public pages from the cache: what readers get after each change, and who never gets a
+cached page."""
+
+from __future__ import annotations
+
+import socket
+from decimal import Decimal
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from dailies.models import Daily
+from dailies.services import EntryChanges, daily_publish, daily_unpublish, daily_update
+from deepdives import services as deepdive_services
+from deepdives.demo import demo_load_deep_dives
+from papers.drafting.service import summary_edit
+from papers.models import Topic
+from tests.factories import make_daily, make_paper
+
+DAILY = "/en/infra/2026-10-28/"
+
+
+def _get(client, url: str, **headers):
+    """The response and how many queries it ran (0: it came from the cache)."""
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url, **headers)
+    return response, len(queries)
+
+
+def _stored_pages() -> int:
+    """How many page variants the cache (local memory or Redis) holds."""
+    if isinstance(cache._cache, dict):
+        return sum(1 for key in cache._cache if ":page:" in key)
+    return len(cache._cache.get_client().keys(cache.make_key("page:*")))
+
+
+@pytest.fixture
+def daily(db):
+    return make_daily(papers=[make_paper("kv-paper", topics=("kv",)), make_paper()])
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        DAILY,
+        "/zh/infra/2026-10-28/",
+        "/en/",
+        "/en/infra/",
+        "/en/papers/",
+        "/en/papers/?q=paper",
+        "/en/papers/kv-paper/",
+        "/en/topics/",
+        "/en/topics/kv/",
+        "/en/feeds/infra.atom",
+        "/sitemap.xml",
+        "/api/v1/papers/",
+    ],
+)
+def test_it_serves_a_public_page_again_from_the_cache(daily, anonymous, url):
+    first, rendered = _get(anonymous, url)
+    again, queries = _get(anonymous, url)
+    assert first.status_code == again.status_code == 200
+    assert rendered > 0 and queries == 0
+    assert again.content == first.content
+    assert again["Content-Type"] == first["Content-Type"]
+
+
+def test_it_keys_pages_by_the_normalised_query_and_the_language(daily, anonymous):
+    _get(anonymous, "/en/papers/?q=paper&topic=kv")
+    assert _get(anonymous, "/en/papers/?topic=kv&q=paper")[1] == 0
+    assert _get(anonymous, "/en/papers/?q=paper")[1] > 0
+    en, _ = _get(anonymous, DAILY)
+    zh, queries = _get(anonymous, "/zh/infra/2026-10-28/")
+    assert queries > 0 and zh.content != en.content
+
+
+def test_it_shows_a_daily_once_it_is_published(db, anonymous, editor):
+    daily = make_daily(status=Daily.Status.DRAFT)
+    assert anonymous.get(DAILY).status_code == 404
+    assert anonymous.get("/en/infra/").status_code == 200
+    daily_publish(daily=daily, user=editor)
+    assert anonymous.get(DAILY).status_code == 200
+    assert DAILY.encode() in anonymous.get("/en/infra/").content
+
+
+def test_it_takes_an_unpublished_daily_off_at_once(daily, anonymous, editor):
+    assert anonymous.get(DAILY).status_code == 200
+    assert b"kv-paper" in anonymous.get("/en/papers/").content
+    daily_unpublish(daily=daily, user=editor)
+    assert anonymous.get(DAILY).status_code == 404
+    assert b"kv-paper" not in anonymous.get("/en/papers/").content
+
+
+def test_it_shows_an_editors_edit_of_a_published_summary(daily, anonymous, editor):
+    assert b"A corrected summary." not in anonymous.get(DAILY).content
+    summary = daily.entries.get(position=1).paper.summaries.get(language="en")
+    summary_edit(summary=summary, user=editor, body="A corrected summary. Takeaway sentence here.")
+    assert b"A corrected summary." in anonymous.get(DAILY).content
+
+
+def test_it_shows_an_editors_edit_of_a_published_entry(daily, anonymous, editor):
+    assert b"3.95" in anonymous.get(DAILY).content
+    entry = daily.entries.get(position=2)
+    daily_update(
+        daily=daily,
+        user=editor,
+        changes={},
+        entries=EntryChanges(changed={entry.pk: {"score": Decimal("3.15")}}),
+    )
+    html = anonymous.get(DAILY).content
+    assert b"3.15" in html and b"3.95" not in html
+
+
+def test_it_shows_a_re_verification_of_reference_code(demo, anonymous):
+    demo_load_deep_dives()
+    before = anonymous.get("/en/code/cosmos/").content.decode()
+    assert "Not run yet" in before
+    deepdive_services.reference_verify(name="cosmos")
+    after = anonymous.get("/en/code/cosmos/").content.decode()
+    assert "Verified" in after and "Not run yet" not in after
+
+
+def test_it_never_serves_or_stores_a_draft_for_anyone(db, anonymous, editor_client):
+    make_daily(status=Daily.Status.DRAFT)
+    preview, _ = _get(editor_client, DAILY)
+    assert preview.status_code == 200 and "no-store" in preview["Cache-Control"]
+    assert _stored_pages() == 0
+    assert anonymous.get(DAILY).status_code == 404
+    again, queries = _get(editor_client, DAILY)
+    assert again.status_code == 200 and queries > 0
+
+
+def test_it_never_gives_staff_a_cached_page_nor_stores_theirs(daily, anonymous, editor_client):
+    _, staff_queries = _get(editor_client, DAILY)
+    assert staff_queries > 0 and _stored_pages() == 0
+    _, rendered = _get(anonymous, DAILY)
+    assert rendered > 0 and _stored_pages() > 0
+    response, queries = _get(editor_client, DAILY)
+    assert queries > 0 and "private" in response["Cache-Control"]
+
+
+def test_it_retires_cached_pages_when_staff_save_in_the_admin(db, anonymous, editor_client):
+    make_daily(papers=[make_paper(topics=("kv",))])
+    assert b"Key-value caches" not in anonymous.get("/en/topics/kv/").content
+    topic = Topic.objects.get(slug="kv")
+    response = editor_client.post(
+        f"/admin/papers/topic/{topic.pk}/change/",
+        {"slug": "kv", "name_en": "Key-value caches", "name_zh": "键值缓存"},
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert b"Key-value caches" in anonymous.get("/en/topics/kv/").content
+
+
+def test_it_keeps_pages_with_a_form_out_of_the_cache(db, anonymous):
+    first, _ = _get(anonymous, "/en/subscribe/")
+    assert first.status_code == 200 and "csrftoken" in first.cookies
+    again, queries = _get(anonymous, "/en/subscribe/")
+    assert queries > 0 and _stored_pages() == 0
+
+
+def test_it_stores_nothing_for_a_post(daily, anonymous):
+    anonymous.post("/en/papers/", {"q": "x"})
+    assert _stored_pages() == 0
+
+
+def test_a_session_cookie_alone_bypasses_the_cache(daily, anonymous):
+    anonymous.get(DAILY)
+    anonymous.cookies["sessionid"] = "not-a-session"
+    response, queries = _get(anonymous, DAILY)
+    assert response.status_code == 200 and queries > 0
+    assert "no-store" in response["Cache-Control"]
+
+
+def test_it_stores_a_query_string_up_to_its_bound(daily, anonymous, settings):
+    base = "/en/papers/?q="
+    at_bound = "x" * (settings.PAGE_CACHE_MAX_QUERY - 2)
+    _get(anonymous, base + at_bound)
+    assert _get(anonymous, base + at_bound)[1] == 0
+    over = "y" * (settings.PAGE_CACHE_MAX_QUERY - 1)
+    _get(anonymous, base + over)
+    assert _get(anonymous, base + over)[1] > 0
+
+
+def test_it_stores_a_body_up_to_its_bound(daily, anonymous, settings):
+    size = len(anonymous.get("/en/topics/").content)
+    cache.clear()
+    settings.PAGE_CACHE_MAX_BYTES = size
+    _get(anonymous, "/en/topics/")
+    assert _get(anonymous, "/en/topics/")[1] == 0
+    cache.clear()
+    settings.PAGE_CACHE_MAX_BYTES = size - 1
+    _get(anonymous, "/en/topics/")
+    assert _get(anonymous, "/en/topics/")[1] > 0
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# The API is left out: its anonymous throttle counts in the cache (dailies.public_api).
+@pytest.mark.parametrize("url", [DAILY, "/en/", "/en/papers/", "/en/feeds/infra.atom"])
+def test_it_answers_pages_when_the_cache_is_unreachable(daily, settings, url):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{_closed_port()}/0",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+    from django.test import Client
+
+    client = Client()
+    for _ in range(2):
+        response = client.get(url, HTTP_ACCEPT_ENCODING="gzip")
+        assert response.status_code == 200
+        assert "ETag" not in response  # nothing can vouch that a copy is current
+        assert "public" in response["Cache-Control"]
+    # Writing public content still works: the bump gives up quietly.
+    daily_unpublish(daily=daily, user=None)
+    assert client.get(DAILY).status_code == 404
