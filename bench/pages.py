@@ -1,0 +1,308 @@
+"""Pages against a static file, in production mode: gunicorn on PostgreSQL + Redis, wrk.
+
+Creates a scratch database (``bench_pages``), migrates it and loads the demo, collects the
+static files, renders the 10-28 daily page and writes its bytes (with .gz and .br beside
+them, as collectstatic does) as a static file. Then, with ``wrk`` against gunicorn (2 sync
+workers), it measures in one run:
+
+- the static file through WhiteNoise (the yardstick),
+- the daily page and the index from the page cache,
+- the same two pages rendered on every request (a second gunicorn with ``PAGE_CACHE=0``),
+- 64 connections for 60 s on the cached daily page,
+
+and prints req/s, the ratio to the static file, p50/p99 latency and the non-2xx count.
+Every request says ``Accept-Encoding: gzip`` and ``X-Forwarded-Proto: https`` (as behind
+the TLS proxy production expects). It also prints the server time of an uncached render of
+the daily and the index, measured in-process.
+
+    .venv/bin/python bench/pages.py
+
+``BENCH_DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/bench_pages),
+``BENCH_REDIS_URL`` (default redis://127.0.0.1:6379/12), ``BENCH_SECONDS`` (10 per run),
+``BENCH_LONG_SECONDS`` (60). Needs ``wrk``: ``apt-get install -y wrk`` (installed if
+missing and apt-get is available).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+DATABASE_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench_pages"
+)
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
+SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
+LONG_SECONDS = int(os.environ.get("BENCH_LONG_SECONDS", "60"))
+WORKERS = 2
+DAILY = "/en/infra/2026-10-28/"
+INDEX = "/en/papers/"
+STATIC = "/static/bench/daily.html"
+HEADERS = {"Accept-Encoding": "gzip", "X-Forwarded-Proto": "https"}
+TARGETS = {"cached daily": 0.8, "cached index": 0.8, "uncached daily": 0.1}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _ensure_wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if shutil.which("apt-get"):
+        print("wrk is missing: apt-get install -y wrk")
+        subprocess.run(["apt-get", "install", "-y", "wrk"], check=False)
+        found = shutil.which("wrk")
+    if not found:
+        sys.exit("wrk is needed: install it with `apt-get install -y wrk` (Debian's package)")
+    return found
+
+
+def _scratch_database() -> None:
+    import psycopg
+
+    parts = urlsplit(DATABASE_URL)
+    name = parts.path.lstrip("/")
+    admin = parts._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def _environ(work: Path, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "digest_site.settings",
+        "DJANGO_ENV": "production",
+        "SECRET_KEY": "bench-" + "x" * 50,
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DATABASE_URL": DATABASE_URL,
+        "REDIS_URL": REDIS_URL,
+        "CACHE_KEY_PREFIX": "bench-pages",
+        "STATIC_ROOT": str(work / "static"),
+        "VAR_DIR": str(work / "var"),
+        "LOG_LEVEL": "WARNING",
+        **extra,
+    }
+
+
+def _manage(env: dict[str, str], *args: str) -> None:
+    subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True)
+
+
+def _write_static_copy(env: dict[str, str], work: Path) -> bytes:
+    """The daily page's bytes as rendered for a reader, written as a static file."""
+    import brotli
+
+    code = (
+        "import django,sys;django.setup();from django.test import Client;"
+        f"r=Client().get({DAILY!r},HTTP_X_FORWARDED_PROTO='https',HTTP_HOST='127.0.0.1');"
+        "assert r.status_code==200,r.status_code;sys.stdout.buffer.write(r.content)"
+    )
+    body = subprocess.run(
+        [PYTHON, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True
+    ).stdout
+    target = work / "static" / "bench" / "daily.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(body)
+    import gzip
+
+    (target.parent / "daily.html.gz").write_bytes(gzip.compress(body, 9, mtime=0))
+    (target.parent / "daily.html.br").write_bytes(brotli.compress(body))
+    return body
+
+
+class Gunicorn:
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        self.port = _free_port()
+        self.log = log.open("w")
+        self.proc = subprocess.Popen(
+            [
+                PYTHON,
+                "-m",
+                "gunicorn",
+                "digest_site.wsgi",
+                "--workers",
+                str(WORKERS),
+                "--bind",
+                f"127.0.0.1:{self.port}",
+                "--access-logfile",
+                "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                self.get(STATIC)
+                return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        sys.exit(f"gunicorn did not start; see {log}")
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def get(self, path: str) -> tuple[int, dict, bytes]:
+        request = urllib.request.Request(self.url(path), headers=HEADERS)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
+
+
+def _ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(value) * _UNITS[unit]
+
+
+def wrk(binary: str, url: str, *, connections: int, seconds: int) -> dict:
+    command = [binary, "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "2s"]
+    for name, value in HEADERS.items():
+        command += ["-H", f"{name}: {value}"]
+    out = subprocess.run([*command, url], check=True, capture_output=True, text=True).stdout
+    result = {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "p50": _ms(re.search(r"\s50%\s+(\S+)", out).group(1)),
+        "p99": _ms(re.search(r"\s99%\s+(\S+)", out).group(1)),
+        "requests": int(re.search(r"(\d+) requests in", out).group(1)),
+        "non_2xx": int(m.group(1))
+        if (m := re.search(r"Non-2xx or 3xx responses: (\d+)", out))
+        else 0,
+        "errors": sum(
+            int(n)
+            for n in re.findall(
+                r"(?:connect|read|write|timeout) (\d+)", out.split("Socket errors")[-1]
+            )
+        )
+        if "Socket errors" in out
+        else 0,
+    }
+    return result
+
+
+def _render_times(env: dict[str, str]) -> str:
+    """Server time of an uncached render, in-process (cache off), median of 50."""
+    code = f"""
+import time, statistics, django
+django.setup()
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+client = Client()
+for path in ({DAILY!r}, {INDEX!r}):
+    kw = dict(HTTP_X_FORWARDED_PROTO='https', HTTP_HOST='127.0.0.1')
+    for _ in range(10):
+        client.get(path, **kw)
+    times = []
+    for _ in range(50):
+        t = time.perf_counter(); r = client.get(path, **kw); times.append(time.perf_counter() - t)
+    with CaptureQueriesContext(connection) as q:
+        client.get(path, **kw)
+    print(f"  {{path:<24}} median {{statistics.median(times)*1000:6.2f}} ms, "
+          f"p95 {{sorted(times)[int(len(times)*0.95)]*1000:6.2f}} ms, {{len(q)}} queries, "
+          f"{{len(r.content)}} bytes")
+"""
+    return subprocess.run(
+        [PYTHON, "-c", code],
+        cwd=ROOT,
+        env={**env, "PAGE_CACHE": "0"},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def main() -> None:
+    binary = _ensure_wrk()
+    work = Path(tempfile.mkdtemp(prefix="bench-pages-"))
+    env = _environ(work)
+    print(f"scratch database {DATABASE_URL}, Redis {REDIS_URL}, work dir {work}")
+    _scratch_database()
+    _manage(env, "migrate", "--noinput", "-v0")
+    _manage(env, "load_demo")
+    _manage(env, "collectstatic", "--noinput", "-v0")
+    body = _write_static_copy(env, work)
+    print(f"daily page: {len(body):,} bytes, copied to {STATIC}")
+    print("uncached render, server time in-process (PostgreSQL, cache off):")
+    print(_render_times(env), end="")
+
+    results: dict[str, dict] = {}
+    cached = Gunicorn(env, work / "gunicorn-cached.log")
+    try:
+        import redis
+
+        redis.Redis.from_url(REDIS_URL).flushdb()
+        for path in (DAILY, INDEX):
+            status, headers, _ = cached.get(path)
+            assert status == 200 and "public" in headers.get("Cache-Control", ""), headers
+        results["static file"] = wrk(binary, cached.url(STATIC), connections=16, seconds=SECONDS)
+        results["cached daily"] = wrk(binary, cached.url(DAILY), connections=16, seconds=SECONDS)
+        results["cached index"] = wrk(binary, cached.url(INDEX), connections=16, seconds=SECONDS)
+        results["cached daily, 64 conn"] = wrk(
+            binary, cached.url(DAILY), connections=64, seconds=LONG_SECONDS
+        )
+    finally:
+        cached.stop()
+    uncached = Gunicorn({**env, "PAGE_CACHE": "0"}, work / "gunicorn-uncached.log")
+    try:
+        results["uncached daily"] = wrk(
+            binary, uncached.url(DAILY), connections=16, seconds=SECONDS
+        )
+        results["uncached index"] = wrk(
+            binary, uncached.url(INDEX), connections=16, seconds=SECONDS
+        )
+    finally:
+        uncached.stop()
+
+    static = results["static file"]["rps"]
+    print(f"\nwrk, {WORKERS} gunicorn workers, 16 connections {SECONDS} s per run:")
+    print(
+        f"  {'':<24} {'req/s':>9} {'× static':>9} {'p50':>9} {'p99':>9}"
+        f" {'non-2xx':>8} {'errors':>7}"
+    )
+    for name, r in results.items():
+        target = TARGETS.get(name)
+        mark = ""
+        if target is not None:
+            mark = "  ok" if r["rps"] / static >= target else f"  below {target}×"
+        if name.endswith("64 conn"):
+            good = r["non_2xx"] == 0 and r["errors"] == 0 and r["p99"] < 100
+            mark = "  ok" if good else "  target: 0 errors, p99 < 100 ms"
+        print(
+            f"  {name:<24} {r['rps']:9.0f} {r['rps'] / static:8.2f}× {r['p50']:7.2f}ms "
+            f"{r['p99']:7.2f}ms {r['non_2xx']:8d} {r['errors']:7d}{mark}"
+        )
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
