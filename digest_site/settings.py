@@ -49,6 +49,10 @@ if PRODUCTION:
     if not ALLOWED_HOSTS:
         raise ImproperlyConfigured("ALLOWED_HOSTS must be set in production (comma-separated)")
     env_required("DATABASE_URL", why="production does not run on the embedded SQLite file")
+    env_required(
+        "EMAIL_URL",
+        why="production mails the digest and its confirmations (console:// prints them)",
+    )
     DEBUG = env_bool("DEBUG", False)
     if DEBUG:
         raise ImproperlyConfigured("DEBUG must not be on in production")

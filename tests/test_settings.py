@@ -96,13 +96,14 @@ def test_it_switches_to_postgres_and_redis_from_urls():
     ]
 
 
-@pytest.mark.parametrize("missing", ["SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL"])
+@pytest.mark.parametrize("missing", ["SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "EMAIL_URL"])
 def test_production_refuses_to_start_without_its_essentials(missing):
     environ = {
         "DJANGO_ENV": "production",
         "SECRET_KEY": SECRET,
         "ALLOWED_HOSTS": "papers.example.org",
         "DATABASE_URL": "postgres://u@db.internal:5432/digest",
+        "EMAIL_URL": "smtp://mail.internal:25",
     }
     del environ[missing]
     result = _manage("check", **environ)
@@ -120,6 +121,7 @@ def test_production_passes_the_deploy_check_at_warning_level():
         SECRET_KEY=SECRET,
         ALLOWED_HOSTS="papers.example.org",
         DATABASE_URL="postgres://u@db.internal:5432/digest",
+        EMAIL_URL="smtp://mail.internal:25",
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
