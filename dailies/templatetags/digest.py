@@ -204,7 +204,8 @@ def byline(authors: list[str] | None) -> str:
     names = [str(a).strip() for a in authors or [] if str(a).strip()]
     if len(names) <= BYLINE_AUTHORS:
         return ", ".join(names)
-    return ", ".join(names[:BYLINE_AUTHORS]) + " " + gettext("et al.")
+    # Bylines are in the authors' (Latin) script in both languages, and so is "et al.".
+    return ", ".join(names[:BYLINE_AUTHORS]) + " et al."
 
 
 ARXIV_ABS = "https://arxiv.org/abs/{}"
