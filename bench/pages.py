@@ -92,6 +92,7 @@ def _environ(work: Path, **extra: str) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DATABASE_URL": DATABASE_URL,
         "REDIS_URL": REDIS_URL,
+        "EMAIL_URL": "console://",
         "CACHE_KEY_PREFIX": "bench-pages",
         "STATIC_ROOT": str(work / "static"),
         "VAR_DIR": str(work / "var"),

@@ -42,6 +42,43 @@ class ServiceErrorsAsMessages:
             return HttpResponseRedirect(request.get_full_path())
 
 
+class EditorsOnlyOncePublic:
+    """What readers see is changed only by those who may publish: a public object is read-only
+    to the others, the fields in ``publish_only_fields`` always are, and they get no bulk
+    delete (it would reach public objects; they delete drafts one by one). The services
+    enforce the same; this keeps the admin from offering what they would refuse."""
+
+    publish_only_fields: tuple[str, ...] = ()
+
+    def has_publish_permission(self, request) -> bool:
+        raise NotImplementedError
+
+    def may_change(self, request, obj) -> bool:
+        raise NotImplementedError
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and (
+            obj is None or self.may_change(request, obj)
+        )
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and (
+            obj is None or self.may_change(request, obj)
+        )
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        fields = list(super().get_readonly_fields(request, obj))
+        if not self.has_publish_permission(request):
+            fields += [f for f in self.publish_only_fields if f not in fields]
+        return fields
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not self.has_publish_permission(request):
+            actions.pop("delete_selected", None)
+        return actions
+
+
 class DailyEntryInline(SortableTabularInline):
     """Dragged into order in the browser: sortable2's script numbers the hidden positions
     1..n before the form is sent, and the one save goes through ``daily_update`` (there is no
@@ -96,7 +133,10 @@ def _entry_changes(formsets) -> services.EntryChanges:
 
 
 @admin.register(Daily)
-class DailyAdmin(ServiceErrorsAsMessages, SortableAdminBase, admin.ModelAdmin):
+class DailyAdmin(
+    ServiceErrorsAsMessages, EditorsOnlyOncePublic, SortableAdminBase, admin.ModelAdmin
+):
+    publish_only_fields = ("publish_at",)
     list_display = [
         "__str__",
         "track",
@@ -285,28 +325,8 @@ class DailyAdmin(ServiceErrorsAsMessages, SortableAdminBase, admin.ModelAdmin):
         return request.user.has_perm(services.PUBLISH_PERMISSION)
 
     # Published and scheduled dailies are read-only to those who may not publish.
-    def has_change_permission(self, request, obj=None) -> bool:
-        return super().has_change_permission(request, obj) and (
-            obj is None or services.daily_may_change(daily=obj, user=request.user)
-        )
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return super().has_delete_permission(request, obj) and (
-            obj is None or services.daily_may_change(daily=obj, user=request.user)
-        )
-
-    def get_readonly_fields(self, request, obj=None) -> list[str]:
-        fields = list(super().get_readonly_fields(request, obj))
-        if not self.has_publish_permission(request):
-            fields.append("publish_at")
-        return fields
-
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        if not self.has_publish_permission(request):
-            # Bulk deletion would reach published dailies; contributors delete drafts one by one.
-            actions.pop("delete_selected", None)
-        return actions
+    def may_change(self, request, obj) -> bool:
+        return services.daily_may_change(daily=obj, user=request.user)
 
     def save_model(self, request, obj, form, change) -> None:
         """Nothing yet: ``save_related`` saves the daily and its entries in one service call,

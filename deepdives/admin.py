@@ -8,7 +8,7 @@ from django.urls import path
 from django.utils.translation import gettext_lazy as _
 
 from audit.admin import audit_history_panel
-from dailies.admin import ServiceErrorsAsMessages
+from dailies.admin import EditorsOnlyOncePublic, ServiceErrorsAsMessages
 from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.text import render_markdown
@@ -19,7 +19,8 @@ MARKDOWN_PREVIEW_MAX_CHARS = 200_000
 
 
 @admin.register(DeepDive)
-class DeepDiveAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
+class DeepDiveAdmin(ServiceErrorsAsMessages, EditorsOnlyOncePublic, admin.ModelAdmin):
+    publish_only_fields = ("status",)
     list_display = [
         "slug",
         "paper",
@@ -76,27 +77,8 @@ class DeepDiveAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
         return services.user_may_publish_deep_dives(request.user)
 
     # Published deep dives are read-only to those who may not publish them.
-    def has_change_permission(self, request, obj=None) -> bool:
-        return super().has_change_permission(request, obj) and (
-            obj is None or services.deep_dive_may_change(deep_dive=obj, user=request.user)
-        )
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return super().has_delete_permission(request, obj) and (
-            obj is None or services.deep_dive_may_change(deep_dive=obj, user=request.user)
-        )
-
-    def get_readonly_fields(self, request, obj=None) -> list[str]:
-        fields = list(super().get_readonly_fields(request, obj))
-        if not self.has_publish_permission(request):
-            fields.append("status")
-        return fields
-
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        if not self.has_publish_permission(request):
-            actions.pop("delete_selected", None)
-        return actions
+    def may_change(self, request, obj) -> bool:
+        return services.deep_dive_may_change(deep_dive=obj, user=request.user)
 
     def save_model(self, request, obj, form, change) -> None:
         services.deep_dive_save(deep_dive=obj, user=request.user)
