@@ -201,8 +201,10 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
-# The API is left out: its anonymous throttle counts in the cache (dailies.public_api).
-@pytest.mark.parametrize("url", [DAILY, "/en/", "/en/papers/", "/en/feeds/infra.atom"])
+# The API too: its anonymous throttle counts in the cache and lets requests through without it.
+@pytest.mark.parametrize(
+    "url", [DAILY, "/en/", "/en/papers/", "/en/feeds/infra.atom", "/api/v1/dailies/"]
+)
 def test_it_answers_pages_when_the_cache_is_unreachable(daily, settings, url):
     settings.CACHES = {
         "default": {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.utils import translation
 from drf_spectacular.types import OpenApiTypes
@@ -28,12 +30,24 @@ class Cursor(CursorPagination):
     page_size_query_description = f"Items per page (1–{MAX_PAGE_SIZE}, default {PAGE_SIZE})."
 
 
+log = logging.getLogger(__name__)
+
+
 class AnonThrottle(AnonRateThrottle):
     """DRF's anonymous throttle (counts in Django's cache) at ``settings.API_ANON_RATE``,
     read on each request so a changed setting applies without a restart of the class."""
 
     def get_rate(self) -> str:
         return settings.API_ANON_RATE
+
+    def allow_request(self, request, view) -> bool:
+        # The counts live in the cache; when it is unreachable the API still answers (the
+        # pages do too) rather than failing every request with a 500.
+        try:
+            return super().allow_request(request, view)
+        except Exception:  # the cache backend's own errors (Redis down, timeouts)
+            log.warning("API throttle skipped: the cache is unreachable", exc_info=True)
+            return True
 
 
 LANG_PARAMETER = OpenApiParameter(
