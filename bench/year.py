@@ -1,0 +1,407 @@
+"""A year of five tracks on PostgreSQL: do the public pages cost what they cost on the demo?
+
+In one scratch database (a test database, created, migrated and dropped here) it loads the
+demo (``load_demo``) and measures the public pages on it; then it generates a year of five
+tracks — ``DAYS`` days × ``TRACKS`` tracks ≈ 2,000 published dailies, 10 entries each
+(20,000 entries) and ``CANDIDATES`` ingested candidates per daily (≈300,000 papers, each
+with a score for its track and summaries in both languages), ingested inside their daily's
+window so the selection chart and the near misses read real candidates — with COPY, indexes
+the published papers for search through the real rebuild path, and measures the same pages
+at that scale:
+
+daily page, home, track archive (first and last page), index (first and last page), paper
+page, topic page and search — render time through Django's test client with the page cache
+off, and the number of queries of each page. It prints each page's ratio to its demo figure
+(target ≤ ``TARGET_RATIO``) and whether its query count stayed the same.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/year.py
+
+``BENCH_YEAR_DAYS`` (default 400), ``BENCH_YEAR_CANDIDATES`` (per daily, default 150),
+``BENCH_YEAR_RUNS`` (measured renders per page, default 30), ``BENCH_DB_NAME`` (the scratch
+database, default bench_year), ``BENCH_KEEP_DB=1`` keeps it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import random
+import statistics
+import sys
+import time
+import zoneinfo
+from decimal import Decimal
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "digest_site.settings")
+os.environ.setdefault("DEBUG", "0")  # no query log eating memory
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.db.models import Count  # noqa: E402
+from django.test import Client, override_settings  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from dailies.models import Daily, DailyEntry  # noqa: E402
+from dailies.search.index import search_index_rebuild  # noqa: E402
+from papers.models import Organization, Paper, Score, Summary, Topic, Track  # noqa: E402
+
+TRACKS = 5
+DAYS = int(os.environ.get("BENCH_YEAR_DAYS", "400"))
+PER_DAILY = 10
+CANDIDATES = int(os.environ.get("BENCH_YEAR_CANDIDATES", "150"))
+RUNS = int(os.environ.get("BENCH_YEAR_RUNS", "30"))
+TARGET_RATIO = 2.0
+LAST_DAY = dt.date(2026, 10, 27)  # the demo's newest daily is 10-28: the demo stays on top
+TEXTS = 2000  # distinct abstracts and summaries, shared round-robin by the candidates
+SEED = 20261028
+HOST = {"HTTP_HOST": "127.0.0.1"}
+
+_WORD_TEXT = (
+    "cache memory attention kernel quantization expert mixture scheduling storage vector "
+    "index retrieval gateway budget reliability failure cluster training rollout precision "
+    "model inference token batch prefix eviction replica shard router latency throughput "
+    "layer request tenant queue context decoding prefill bandwidth placement offload "
+    "compression graceful degradation serving GPU KV"
+)
+WORDS = _WORD_TEXT.split(" ")
+_ZH_TEXT = (
+    "缓存 内存 注意力 量化 专家 调度 存储 向量 检索 网关 预算 可靠性 故障 集群 训练 精度 "
+    "模型 推理 批处理 前缀 淘汰 副本 分片 路由 延迟 吞吐 请求 队列 上下文 解码 带宽 压缩 降级"
+)
+ZH_WORDS = _ZH_TEXT.split(" ")
+
+
+# --- generating ------------------------------------------------------------------------------
+
+
+def _copy(model, rows, columns: list[str]) -> int:
+    """COPY ``rows`` (tuples in ``columns``' order) into ``model``'s table."""
+    table = model._meta.db_table
+    # The primary key may be left to its sequence (the many-to-many tables).
+    missing = {f.column for f in model._meta.concrete_fields} - {*columns, model._meta.pk.column}
+    if missing:
+        raise SystemExit(f"bench/year.py does not fill {table}'s {sorted(missing)}: update it")
+    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    count = 0
+    with (
+        connection.cursor() as cursor,
+        cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
+    ):
+        for row in rows:
+            copy.write_row(row)
+            count += 1
+    return count
+
+
+def _next_id(model) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {model._meta.db_table}")
+        return cursor.fetchone()[0]
+
+
+def _reset_sequences(*models) -> None:
+    with connection.cursor() as cursor:
+        for sql in connection.ops.sequence_reset_sql(_NoStyle(), list(models)):
+            cursor.execute(sql)
+
+
+class _NoStyle:
+    def __getattr__(self, name):
+        return lambda text: text
+
+
+def _sentence(rng: random.Random, words: list[str], n: int, sep: str = " ") -> str:
+    return sep.join(rng.choice(words) for _ in range(n))
+
+
+def generate_year(rng: random.Random) -> dict[str, int]:
+    """The year's tracks, topics, papers, summaries, scores, dailies and entries (COPY)."""
+    vocab = WORDS + [
+        "".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(3))
+        for _ in range(3000)
+    ]
+    abstracts = [_sentence(rng, vocab, rng.randint(110, 180)) + "." for _ in range(TEXTS)]
+    bodies_en = [_sentence(rng, vocab, rng.randint(70, 120)) + "." for _ in range(TEXTS)]
+    bodies_zh = [_sentence(rng, ZH_WORDS, rng.randint(40, 80), "") + "。" for _ in range(TEXTS)]
+    takeaways_en = [_sentence(rng, vocab, rng.randint(8, 15)).capitalize() for _ in range(TEXTS)]
+    takeaways_zh = [_sentence(rng, ZH_WORDS, rng.randint(6, 10), "") for _ in range(TEXTS)]
+
+    tracks = [
+        Track.objects.create(
+            slug=f"year{t}",
+            name_en=f"Year {t}",
+            name_zh=f"年度{t}",
+            position=10 + t,
+            keywords=WORDS[t * 5 : t * 5 + 5],
+        )
+        for t in range(TRACKS)
+    ]
+    topics = Topic.objects.bulk_create(
+        Topic(slug=f"year-topic-{i}", name_en=f"{WORDS[i]} systems", name_zh=f"{ZH_WORDS[i]}系统")
+        for i in range(30)
+    )
+    orgs = Organization.objects.bulk_create(
+        Organization(slug=f"year-org-{i}", label=f"Org{i}", name_zh=f"机构{i}") for i in range(20)
+    )
+    tz = zoneinfo.ZoneInfo(settings.EDITORIAL_TIME_ZONE)
+    first_day = LAST_DAY - dt.timedelta(days=DAYS - 1)
+    now = timezone.now()
+    paper_id = _next_id(Paper)
+    first_paper = paper_id
+    summary_id = _next_id(Summary)
+    score_id = _next_id(Score)
+    daily_id = _next_id(Daily)
+    entry_id = _next_id(DailyEntry)
+
+    papers, summaries, scores, paper_tracks, paper_topics, paper_orgs = [], [], [], [], [], []
+    dailies, entries = [], []
+    for d in range(DAYS):
+        day = first_day + dt.timedelta(days=d)
+        for track in tracks:
+            cut = dt.datetime.combine(day, track.assemble_at, tzinfo=tz)
+            assembled = cut + dt.timedelta(minutes=5)
+            day_papers = []
+            for c in range(CANDIDATES):
+                pk = paper_id
+                paper_id += 1
+                k = pk % TEXTS
+                created = cut - dt.timedelta(minutes=10 + c * 5)  # inside the daily's window
+                title = f"{_sentence(rng, vocab, rng.randint(6, 12)).capitalize()} {pk}"
+                papers.append(
+                    (pk, f"bench:year:{pk}", f"year-paper-{pk}", "paper", title[:500], "",
+                     '["A. Author", "B. Author", "C. Author"]', abstracts[k],
+                     f"https://arxiv.org/abs/2610.{pk:05d}", "", "", "", None, day, None, "",
+                     "cs.DC", '["cs.DC"]', "[]", "", "", None, None, None, "", "[]", False,
+                     created, created)
+                )  # fmt: skip
+                total = Decimal(rng.randint(20, 100)) / 20
+                scores.append(
+                    (score_id, pk, track.pk, total, '{"relevance": 4, "novelty": 3}', "{}",
+                     "Fits the track.", "符合方向。", "bench", "1", "", None, None, assembled
+                     - dt.timedelta(minutes=1))
+                )  # fmt: skip
+                score_id += 1
+                for lang, body, take in (
+                    ("en", bodies_en[k], takeaways_en[k]),
+                    ("zh", bodies_zh[k], takeaways_zh[k]),
+                ):
+                    summaries.append(
+                        (summary_id, pk, lang, "", f"{body} {take}", take[:300], "[]", "machine",
+                         "bench", "1", "", "", "", None, None, None, None, None, created)
+                    )  # fmt: skip
+                    summary_id += 1
+                paper_tracks.append((pk, track.pk))
+                for topic in {rng.randrange(len(topics)), rng.randrange(len(topics))}:
+                    paper_topics.append((pk, topics[topic].pk))
+                paper_orgs.append((pk, orgs[pk % len(orgs)].pk))
+                day_papers.append((pk, total))
+            dailies.append(
+                (daily_id, track.pk, day, "published", None, now, f"Intro of {day}.",
+                 f"{day} 导语。", "editor", "editor", "", None, "[]", CANDIDATES, assembled,
+                 False, now, now)
+            )  # fmt: skip
+            best = sorted(day_papers, key=lambda p: (-p[1], p[0]))[:PER_DAILY]
+            for position, (pk, total) in enumerate(best, start=1):
+                entries.append(
+                    (entry_id, daily_id, pk, position, position == 1, total, total, "[]")
+                )
+                entry_id += 1
+            daily_id += 1
+
+    paper_cols = [
+        "id", "canonical_id", "slug", "kind", "title", "short_name", "authors", "abstract",
+        "abs_url", "pdf_url", "doi", "arxiv_id", "version", "published_on", "venue_id",
+        "venue_status", "primary_category", "categories", "affiliations", "comment",
+        "journal_ref", "source_updated_at", "source_id", "first_run_id", "source_hash",
+        "edited_fields", "needs_scoring", "created_at", "updated_at",
+    ]  # fmt: skip
+    _copy(Paper, papers, paper_cols)
+    _copy(
+        Score,
+        scores,
+        ["id", "paper_id", "track_id", "total", "criteria", "features", "rationale_en",
+         "rationale_zh", "scorer", "scorer_version", "notes", "prompt_tokens",
+         "completion_tokens", "created_at"],
+    )  # fmt: skip
+    _copy(
+        Summary,
+        summaries,
+        ["id", "paper_id", "language", "headline", "body", "takeaway", "highlights",
+         "provenance", "drafter", "drafter_version", "model_name", "prompt_version",
+         "source_digest", "drafted_at", "reviewed_by_id", "reviewed_at", "edited_by_id",
+         "edited_at", "updated_at"],
+    )  # fmt: skip
+    _copy(Paper.tracks.through, paper_tracks, ["paper_id", "track_id"])
+    _copy(Paper.topics.through, paper_topics, ["paper_id", "topic_id"])
+    _copy(Paper.organizations.through, paper_orgs, ["paper_id", "organization_id"])
+    _copy(
+        Daily,
+        dailies,
+        ["id", "track_id", "date", "status", "publish_at", "published_at", "intro_en",
+         "intro_zh", "intro_en_provenance", "intro_zh_provenance", "intro_drafter",
+         "intro_drafted_at", "intro_flags", "candidates_scored", "assembled_at",
+         "edited_by_editor", "created_at", "updated_at"],
+    )  # fmt: skip
+    _copy(
+        DailyEntry,
+        entries,
+        ["id", "daily_id", "paper_id", "position", "is_lead", "score", "score_computed",
+         "accepted_untranslated"],
+    )  # fmt: skip
+    _reset_sequences(Paper, Score, Summary, Daily, DailyEntry)
+    return {
+        "dailies": len(dailies),
+        "entries": len(entries),
+        "papers": len(papers),
+        "summaries": len(summaries),
+        "scores": len(scores),
+        "first_paper": first_paper,
+    }
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+
+def _last_page(count: int) -> int:
+    return max(1, math.ceil(count / settings.PAGE_SIZE))
+
+
+def pages_of(track: Track, query: str) -> dict[str, str]:
+    """The pages to measure on ``track``'s content, by label (a few queries)."""
+    daily = Daily.objects.published().filter(track=track).order_by("-date").first()
+    archive = Daily.objects.published().filter(track=track).count()
+    published = DailyEntry.objects.published().values("paper_id").distinct().count()
+    entry = DailyEntry.objects.filter(daily=daily, is_lead=True).select_related("paper").get()
+    topic = (
+        Topic.objects.filter(papers__daily_entries__daily__track=track)
+        .annotate(n=Count("papers"))
+        .order_by("-n", "pk")
+        .first()
+    )
+    base = f"/en/{track.slug}/"
+    return {
+        "daily": f"{base}{daily.date.isoformat()}/",
+        "home": "/en/",
+        "archive, first page": base,
+        "archive, last page": f"{base}?page={_last_page(archive)}",
+        "index, first page": "/en/papers/",
+        "index, last page": f"/en/papers/?page={_last_page(published)}",
+        "paper": f"/en/papers/{entry.paper.slug}/",
+        "topic": f"/en/topics/{topic.slug}/",
+        "search": f"/en/papers/?q={query}",
+    }
+
+
+def measure(client: Client, path: str) -> dict:
+    for _ in range(3):
+        response = client.get(path, **HOST)
+    if response.status_code != 200:
+        raise SystemExit(f"{path} answered {response.status_code}")
+    times = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        client.get(path, **HOST)
+        times.append((time.perf_counter() - started) * 1000)
+    with CaptureQueriesContext(connection) as queries:
+        client.get(path, **HOST)
+    ordered = sorted(times)
+    return {
+        "path": path,
+        "median": statistics.median(ordered),
+        "p95": ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)],
+        "queries": len(queries),
+        "bytes": len(response.content),
+    }
+
+
+def measure_all(pages: dict[str, str]) -> dict[str, dict]:
+    client = Client()
+    return {label: measure(client, path) for label, path in pages.items()}
+
+
+def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
+    print(
+        f"\n{'page':22s} {'demo ms':>8s} {'year ms':>8s} {'year p95':>8s} {'ratio':>6s}"
+        f" {'queries demo→year':>18s} {'KB demo→year':>14s}  verdict"
+    )
+    ok = True
+    for label, d in demo.items():
+        y = year[label]
+        ratio = y["median"] / d["median"]
+        same = d["queries"] == y["queries"]
+        good = ratio <= TARGET_RATIO and same
+        ok &= good
+        verdict = (
+            "ok"
+            if good
+            else ("SLOW" if ratio > TARGET_RATIO else "") + ("" if same else " QUERIES GREW")
+        )
+        print(
+            f"{label:22s} {d['median']:8.2f} {y['median']:8.2f} {y['p95']:8.2f} {ratio:5.2f}×"
+            f" {d['queries']:>8d} → {y['queries']:<8d}"
+            f" {d['bytes'] / 1024:6.0f} → {y['bytes'] / 1024:<6.0f}  {verdict.strip()}"
+        )
+    for kind in ("archive", "index"):
+        first, last = year[f"{kind}, first page"], year[f"{kind}, last page"]
+        depth = last["median"] / first["median"]
+        note = " (OFFSET paging grows with depth: keyset pagination needed)" if depth > 1.5 else ""
+        print(f"{kind}: last page ({last['path']}) {depth:.2f}× the first{note}")
+    return ok
+
+
+def main() -> int:
+    if connection.vendor != "postgresql":
+        print("bench/year.py needs PostgreSQL: set DATABASE_URL (skipped).")
+        return 0
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(
+        "BENCH_DB_NAME", "bench_year"
+    )
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    began = time.perf_counter()
+    try:
+        with override_settings(PAGE_CACHE_ENABLED=False):
+            call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+            infra = Track.objects.get(slug="infra")
+            with connection.cursor() as cursor:
+                cursor.execute("VACUUM ANALYZE")
+            demo = measure_all(pages_of(infra, "cache"))
+            print(f"demo measured ({RUNS} renders per page, page cache off)")
+
+            started = time.perf_counter()
+            with transaction.atomic():
+                counts = generate_year(random.Random(SEED))
+            print(
+                f"generated a year in {time.perf_counter() - started:.0f} s: "
+                f"{counts['dailies']:,} published dailies, {counts['entries']:,} entries, "
+                f"{counts['papers']:,} candidates with {counts['scores']:,} scores and "
+                f"{counts['summaries']:,} summaries"
+            )
+            started = time.perf_counter()
+            indexed = search_index_rebuild(batch_size=1000)["indexed"]
+            with connection.cursor() as cursor:
+                cursor.execute("VACUUM ANALYZE")
+            print(f"indexed {indexed:,} published papers in {time.perf_counter() - started:.0f} s")
+            year = measure_all(pages_of(Track.objects.get(slug="year0"), "cache"))
+            ok = report(demo, year)
+        print(f"\nwhole run {time.perf_counter() - began:.0f} s; target ≤ {TARGET_RATIO}× and the")
+        print(f"same queries per page: {'met' if ok else 'NOT met'}")
+    finally:
+        if os.environ.get("BENCH_KEEP_DB"):
+            print(f"kept the scratch database {connection.settings_dict['NAME']}")
+        else:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
