@@ -240,6 +240,12 @@ class PageCacheMiddleware:
             max_age=settings.PAGE_CACHE_MAX_AGE,
             stale_while_revalidate=settings.PAGE_CACHE_STALE_WHILE_REVALIDATE,
         )
+        if settings.PAGE_CACHE_KEY_COOKIES and response.get("Content-Type", "").startswith(
+            "text/html"
+        ):
+            # An HTML page depends on those cookies (the theme), so must a browser's or proxy's
+            # copy: after a toggle the reader gets the page in the new theme, not the old one.
+            patch_vary_headers(response, ("Cookie",))
         compress = is_compressible(response.get("Content-Type", "")) and (
             len(body) >= MIN_COMPRESS_BYTES
         )

@@ -131,11 +131,6 @@ def test_the_theme_toggle_works_without_javascript(site, browser):
     context.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the page cache sends public max-age without Vary: Cookie, so the browser shows "
-    "its cached light copy of the page it returns to (integration: digest_site/page_cache.py)",
-)
 def test_the_page_the_toggle_returns_to_is_in_the_new_theme(site, browser):
     context, page, _ = _toggle_dark(site, browser)
     assert page.locator("html").get_attribute("data-theme") == "dark"

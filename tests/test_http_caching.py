@@ -82,9 +82,10 @@ def _vary(response) -> set[str]:
 
 
 def test_it_varies_on_cookie_only_where_the_page_depends_on_it(daily, anonymous):
-    # The daily page shows staff a preview; the index is the same for everyone.
+    # HTML pages follow the reader's theme cookie; feeds are the same for everyone.
     assert _vary(anonymous.get(DAILY)) == {"accept-encoding", "cookie"}
-    assert _vary(anonymous.get("/en/papers/")) == {"accept-encoding"}
+    assert _vary(anonymous.get("/en/papers/")) == {"accept-encoding", "cookie"}
+    assert _vary(anonymous.get("/en/feeds/infra.atom")) == {"accept-encoding"}
 
 
 @pytest.mark.parametrize(
