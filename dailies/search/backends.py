@@ -392,6 +392,12 @@ class PostgresBackend:
         return self._pooled(match, offset=offset, limit=limit)
 
     def _exact(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
+        if len(match.terms) == 1 and not match.prefixes:
+            return self._exact_head_first(match, offset=offset, limit=limit)
+        return self._exact_all(match, offset=offset, limit=limit)
+
+    def _exact_all(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
+        """Every match ranked, one page of them."""
         where, params = self._where(match)
         sql = (
             f"SELECT d.paper_id, {RANK_SQL} AS s FROM dailies_searchdocument d WHERE {where}"
@@ -399,6 +405,60 @@ class PostgresBackend:
         )
         with self._guarded(match) as cursor:
             cursor.execute(sql, [rank_literal(match), *params, limit, offset])
+            return [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
+
+    def _exact_head_first(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
+        """``_exact_all`` for one word, reading fewer vectors (one or two queries).
+
+        With one query item, ``ts_rank`` puts every paper that has the word in an A field
+        above every paper that has it only in B or C fields: positions are numbered A, B,
+        then C, so the first occurrence is the heaviest and the rank is Σ wⱼ/j² / (π²/6),
+        at least 1.0/1.645 ≈ 0.61 with an A occurrence and below 0.4·1.645/1.645 = 0.4
+        without. So the page is ranked among the papers whose small, inline ``head_vector``
+        has the word (a tenth of the matches, typically), and only a page past those ranks
+        the others: the same hits in the same order, with far fewer vectors read.
+        """
+        head_where, head_params = self._where(match, "d.head_vector")
+        with self._guarded(match) as cursor:
+            cursor.execute(
+                f"SELECT d.paper_id, {RANK_SQL} AS s, count(*) OVER ()"
+                f" FROM dailies_searchdocument d WHERE {head_where}"
+                " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s",
+                [rank_literal(match), *head_params, limit, offset],
+            )
+            rows = cursor.fetchall()
+            hits = [Hit(pk, float(score)) for pk, score, _ in rows]
+            if len(hits) == limit:
+                return hits
+            if rows:
+                in_head = rows[0][2]
+            else:
+                cursor.execute(
+                    f"SELECT count(*) FROM dailies_searchdocument d WHERE {head_where}",
+                    head_params,
+                )
+                in_head = cursor.fetchone()[0]
+        head_match = "coalesce(d.head_vector @@ CAST(%s AS tsquery), false)"
+        rest = self._exact_all_excluding(
+            match, head_match, offset=max(0, offset - in_head), limit=limit - len(hits)
+        )
+        return hits + rest
+
+    def _exact_all_excluding(
+        self, match: Match, excluded: str, *, offset: int, limit: int
+    ) -> list[Hit]:
+        """``_exact_all`` over the matches that ``excluded`` (taking the match's tsquery as
+        its one parameter) does not hold."""
+        where, params = self._where(match)
+        sql = (
+            f"SELECT d.paper_id, {RANK_SQL} AS s FROM dailies_searchdocument d"
+            f" WHERE {where} AND NOT ({excluded})"
+            " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s"
+        )
+        with self._guarded(match) as cursor:
+            cursor.execute(
+                sql, [rank_literal(match), *params, tsquery_literal(match), limit, offset]
+            )
             return [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
 
     def _pooled(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
