@@ -1,4 +1,4 @@
-"""Search latency at a year's scale: 100,000 published papers on PostgreSQL.
+"""Search latency at a year's scale: 100,000 published papers on PostgreSQL (and SQLite).
 
 Generates papers whose text follows a Zipf-like word distribution (so the most common
 query words, "model" and "模型", match about half of the corpus), with summaries in both
@@ -16,6 +16,9 @@ segment them in context); 500 papers are also indexed through the real refresh p
 throughput is printed.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/search.py
+
+Without ``DATABASE_URL`` it measures the SQLite backend (FTS5) on the same corpus and mix, in a
+scratch file ``bench_search.sqlite3`` (the plain ts_rank baseline is PostgreSQL's only).
 
 ``BENCH_SEARCH_N`` changes the number of papers (default 100000); ``BENCH_KEEP_DB=1`` keeps
 the scratch database for a closer look (drop ``bench_search`` by hand afterwards).
@@ -49,7 +52,7 @@ from django.utils import timezone  # noqa: E402
 from dailies.models import Daily, DailyEntry  # noqa: E402
 from dailies.search import backends, text  # noqa: E402
 from dailies.search.index import HEAD, search_index_refresh  # noqa: E402
-from dailies.search.models import SearchDocument  # noqa: E402
+from dailies.search.models import SearchDocument, SearchTerm  # noqa: E402
 from dailies.search.service import search  # noqa: E402
 from papers.models import Organization, Paper, Summary, Topic, Track  # noqa: E402
 
@@ -305,27 +308,51 @@ def index_rows(corpus: Corpus, data: dict[str, list[np.ndarray]], ids: list[int]
     def expand(word_ids: np.ndarray, table: list[list[str]]) -> list[str]:
         return [term for i in word_ids.tolist() for term in table[i]]
 
+    def documents():
+        for i, pk in enumerate(ids):
+            take_en = expand(data["takeaway_en"][i], en_terms)
+            take_zh = expand(data["takeaway_zh"][i], zh_terms)
+            fields = {
+                HEAD: expand(data["title"][i], en_terms)
+                + take_en
+                + take_zh
+                + [t for tid in topics_of[pk] for t in topic_terms[tid]],
+                "B": expand(data["summary_en"][i], en_terms)
+                + take_en
+                + expand(data["summary_zh"][i], zh_terms)
+                + take_zh,
+                "C": expand(data["abstract"][i], en_terms) + org_terms[orgs_of[pk]],
+            }
+            df.update({t for terms in fields.values() for t in terms})
+            yield pk, fields
+
+    if connection.vendor == "sqlite":
+        _write_sqlite_index(documents(), last, now)
+        SearchTerm.objects.bulk_create(
+            (SearchTerm(term=t, documents=n) for t, n in df.items() if len(t) <= 64),
+            batch_size=5000,
+        )
+    else:
+        _copy_postgres_index(documents(), last, now)
+        with (
+            connection.cursor() as cursor,
+            cursor.cursor.copy("COPY dailies_searchterm (term, documents) FROM STDIN") as copy,
+        ):
+            for term, count in df.items():
+                if len(term) <= 64:
+                    copy.write_row((term, count))
+    spellings = {(w.lower(), ts[0]) for w, ts in zip(corpus.en, en_terms, strict=True) if ts}
+    backends.learn_spellings((w, t) for w, t in spellings if len(w) >= 4 and w.isalpha())
+
+
+def _copy_postgres_index(documents, last: dict, now) -> None:
     with connection.cursor() as cursor:
         cursor.execute("DROP INDEX dailies_search_vector_gin, dailies_search_head_gin")
         with cursor.cursor.copy(
             "COPY dailies_searchdocument (paper_id, last_appeared, vector, head_vector, indexed_at)"
             " FROM STDIN"
         ) as copy:
-            for i, pk in enumerate(ids):
-                take_en = expand(data["takeaway_en"][i], en_terms)
-                take_zh = expand(data["takeaway_zh"][i], zh_terms)
-                fields = {
-                    HEAD: expand(data["title"][i], en_terms)
-                    + take_en
-                    + take_zh
-                    + [t for tid in topics_of[pk] for t in topic_terms[tid]],
-                    "B": expand(data["summary_en"][i], en_terms)
-                    + take_en
-                    + expand(data["summary_zh"][i], zh_terms)
-                    + take_zh,
-                    "C": expand(data["abstract"][i], en_terms) + org_terms[orgs_of[pk]],
-                }
-                df.update({t for terms in fields.values() for t in terms})
+            for pk, fields in documents:
                 copy.write_row(
                     (
                         pk,
@@ -335,12 +362,29 @@ def index_rows(corpus: Corpus, data: dict[str, list[np.ndarray]], ids: list[int]
                         now,
                     )
                 )
-        with cursor.cursor.copy("COPY dailies_searchterm (term, documents) FROM STDIN") as copy:
-            for term, count in df.items():
-                if len(term) <= 64:
-                    copy.write_row((term, count))
-    spellings = {(w.lower(), ts[0]) for w, ts in zip(corpus.en, en_terms, strict=True) if ts}
-    backends.learn_spellings((w, t) for w, t in spellings if len(w) >= 4 and w.isalpha())
+
+
+def _write_sqlite_index(documents, last: dict, now, batch: int = 5000) -> None:
+    """The FTS5 rows and the index rows, as ``SqliteBackend.write`` stores them."""
+    fts, docs = [], []
+
+    def flush() -> None:
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {backends.FTS_TABLE} (rowid, head, body, extra)"
+                " VALUES (%s, %s, %s, %s)",
+                fts,
+            )
+        SearchDocument.objects.bulk_create(docs, batch_size=batch)
+        fts.clear()
+        docs.clear()
+
+    for pk, fields in documents:
+        fts.append((pk, *(" ".join(fields[w]) for w in backends.FIELD_CLASSES)))
+        docs.append(SearchDocument(paper_id=pk, last_appeared=last[pk], indexed_at=now))
+        if len(fts) >= batch:
+            flush()
+    flush()
 
 
 def create_gin_indexes() -> None:
@@ -427,11 +471,11 @@ def run_plain(q: str) -> None:
 
 
 def main() -> int:
-    if connection.vendor != "postgresql":
-        print("bench/search.py needs PostgreSQL: set DATABASE_URL (skipped).")
-        return 0
+    postgres = connection.vendor == "postgresql"
+    # On SQLite the scratch database is a file (an in-memory one would flatter it).
+    default_name = "bench_search" if postgres else str(ROOT / "bench_search.sqlite3")
     settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(
-        "BENCH_DB_NAME", "bench_search"
+        "BENCH_DB_NAME", default_name
     )
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     began = time.perf_counter()
@@ -448,15 +492,23 @@ def main() -> int:
         started = time.perf_counter()
         with transaction.atomic():
             index_rows(corpus, data, ids)
-        create_gin_indexes()
+        if postgres:
+            create_gin_indexes()
         with connection.cursor() as cursor:
             # What autovacuum would have done by the time readers arrive.
-            cursor.execute("VACUUM ANALYZE")
-            cursor.execute(
-                "SELECT pg_size_pretty(pg_total_relation_size('dailies_searchdocument'))"
-            )
-            size = cursor.fetchone()[0]
-        print(f"indexed {N:,} papers (COPY) in {time.perf_counter() - started:.1f} s; index {size}")
+            cursor.execute("VACUUM ANALYZE" if postgres else "ANALYZE")
+            if postgres:
+                cursor.execute(
+                    "SELECT pg_size_pretty(pg_total_relation_size('dailies_searchdocument'))"
+                )
+                size = cursor.fetchone()[0]
+            else:
+                cursor.execute(
+                    "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size"
+                )
+                size = f"{cursor.fetchone()[0] / 2**20:.0f} MB (whole file)"
+        how = "COPY" if postgres else "executemany"
+        print(f"indexed {N:,} papers ({how}) in {time.perf_counter() - started:.1f} s; {size}")
         sample = ids[:REAL_PATH_SAMPLE]
         started = time.perf_counter()
         search_index_refresh(paper_ids=sample)
@@ -471,8 +523,17 @@ def main() -> int:
         settings.API_ANON_RATE = "1000000/minute"  # the bench is one client asking fast
         client = Client()
         api = lambda q: client.get("/api/v1/search", {"q": q})  # noqa: E731
-        for label, fn in (("service", run_service), ("API", api), ("plain ts_rank", run_plain)):
-            timed(fn, runs)  # a first pass warms the caches; the second is measured
+        runners = [("service", run_service), ("API", api)]
+        if postgres:
+            runners.append(("plain ts_rank", run_plain))
+        elif not os.environ.get("BENCH_SQLITE_FULL"):
+            # SQLite ranks every match in Python: seconds for a common word at this size,
+            # so one measured pass of the service (BENCH_SQLITE_FULL=1 for the API too).
+            runners = [("service", run_service)]
+        print(f"on {connection.vendor}:")
+        for label, fn in runners:
+            if postgres or os.environ.get("BENCH_SQLITE_FULL"):
+                timed(fn, runs)  # a first pass warms the caches; the second is measured
             print(f"{label:14s} {len(runs)} queries: {percentiles(timed(fn, runs))}")
         print(f"whole run {time.perf_counter() - began:.0f} s")
     finally:
