@@ -27,6 +27,7 @@ import datetime as dt
 import math
 import os
 import random
+import re
 import statistics
 import sys
 import time
@@ -65,6 +66,7 @@ LAST_DAY = dt.date(2026, 10, 27)  # the demo's newest daily is 10-28: the demo s
 TEXTS = 2000  # distinct abstracts and summaries, shared round-robin by the candidates
 SEED = 20261028
 HOST = {"HTTP_HOST": "127.0.0.1"}
+SQL_SHOWN = 400  # characters of the slowest query printed per page
 
 _WORD_TEXT = (
     "cache memory attention kernel quantization expert mixture scheduling storage vector "
@@ -302,6 +304,11 @@ def pages_of(track: Track, query: str) -> dict[str, str]:
     }
 
 
+def _shorter(sql: str) -> str:
+    """The query without its column list, on one line."""
+    return re.sub(r"^SELECT .*? FROM ", "SELECT … FROM ", " ".join(sql.split()), count=1)
+
+
 def measure(client: Client, path: str) -> dict:
     for _ in range(3):
         response = client.get(path, **HOST)
@@ -315,7 +322,9 @@ def measure(client: Client, path: str) -> dict:
     with CaptureQueriesContext(connection) as queries:
         client.get(path, **HOST)
     ordered = sorted(times)
+    slowest = max(queries.captured_queries, key=lambda q: float(q["time"]))
     return {
+        "slowest": (float(slowest["time"]) * 1000, _shorter(slowest["sql"])),
         "path": path,
         "median": statistics.median(ordered),
         "p95": ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)],
@@ -351,6 +360,10 @@ def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
             f" {d['queries']:>8d} → {y['queries']:<8d}"
             f" {d['bytes'] / 1024:6.0f} → {y['bytes'] / 1024:<6.0f}  {verdict.strip()}"
         )
+    print("\nthe slowest query of each page at the year's scale (where the time goes):")
+    for label, y in year.items():
+        ms, sql = y["slowest"]
+        print(f"  {label:22s} {ms:8.2f} ms  {sql[:SQL_SHOWN]}")
     for kind in ("archive", "index"):
         first, last = year[f"{kind}, first page"], year[f"{kind}, last page"]
         depth = last["median"] / first["median"]
