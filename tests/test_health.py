@@ -202,9 +202,10 @@ def _wsgi_get(path: str) -> int:
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_it_reconnects_after_postgres_drops_its_connections(demo, is_postgres):
+def test_it_reconnects_after_postgres_drops_its_connections(demo, is_postgres, settings):
     if not is_postgres:
         pytest.skip("PostgreSQL only: SQLite has no server to drop connections")
+    settings.PAGE_CACHE_ENABLED = False  # every request must reach the database
     assert connection.settings_dict["CONN_HEALTH_CHECKS"] is True
     assert connection.settings_dict["CONN_MAX_AGE"] > 0  # connections persist across requests
     assert _wsgi_get("/en/infra/2026-10-28/") == 200
