@@ -188,7 +188,9 @@ def test_arxiv_requests_are_spaced_by_the_minimum_interval(db, fast_ingest, reco
     assert run.status == IngestRun.Status.SUCCEEDED
     times = [r.at for r in recorded_server.requests_to("/api/query")]
     assert len(times) == 3
-    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.28
+    # Slots are claimed 0.3 s apart; arrival at the server also carries each request's own
+    # connect time (address checks included), which varies by tens of ms on a loaded machine.
+    assert min(b - a for a, b in zip(times, times[1:], strict=False)) >= 0.25
 
 
 @pytest.mark.parametrize("kind", [Source.Kind.MANUAL])
