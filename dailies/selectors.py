@@ -89,7 +89,8 @@ def entry_counts(dailies: list[Daily]) -> dict[int, int]:
 
 
 def track_archive(track: Track) -> QuerySet[Daily]:
-    return Daily.objects.published().filter(track=track).order_by("-date")
+    # Each card links its daily, whose URL names the track: join it, not one query a card.
+    return Daily.objects.published().filter(track=track).select_related("track").order_by("-date")
 
 
 def index_papers() -> QuerySet[Paper]:
