@@ -222,11 +222,32 @@ def _feed_title(name: str) -> str:
     return f"{name} — {gettext('Paper Daily')}"
 
 
-class TrackDailiesFeed(ContentFeed):
-    """``/<lang>/feeds/<track>.atom``: one item per published daily, newest first."""
+class TrackFeed(ContentFeed):
+    """What the feeds of one track share: the track, its description, its archive page and a
+    feed id of the feed's ``kind``."""
+
+    kind = ""
 
     def target(self, *, track: str) -> Track:
         return _active_track(track)
+
+    def subtitle(self, track: Track) -> str:
+        return track.description(self.lang)
+
+    def description(self, track: Track) -> str:
+        return self.subtitle(track)
+
+    def link(self, track: Track) -> str:
+        return self.absolute(reverse("dailies:track", args=[track.slug]))
+
+    def feed_guid(self, track: Track) -> str:
+        return self.tag("feed", self.kind, track.slug, self.lang)
+
+
+class TrackDailiesFeed(TrackFeed):
+    """``/<lang>/feeds/<track>.atom``: one item per published daily, newest first."""
+
+    kind = "dailies"
 
     def item_rows(self, track: Track) -> QuerySet[Daily]:
         entries = (
@@ -245,17 +266,6 @@ class TrackDailiesFeed(ContentFeed):
 
     def title(self, track: Track) -> str:
         return _feed_title(track.name(self.lang))
-
-    def subtitle(self, track: Track) -> str:
-        return track.description(self.lang)
-
-    description = subtitle
-
-    def link(self, track: Track) -> str:
-        return self.absolute(reverse("dailies:track", args=[track.slug]))
-
-    def feed_guid(self, track: Track) -> str:
-        return self.tag("feed", "dailies", track.slug, self.lang)
 
     def item_title(self, daily: Daily) -> str:
         # The daily page's own heading, in the page's language.
@@ -289,12 +299,11 @@ class TrackDailiesRssFeed(TrackDailiesFeed):
     feed_type = Rss201rev2Feed
 
 
-class TrackPapersFeed(ContentFeed):
+class TrackPapersFeed(TrackFeed):
     """``/<lang>/feeds/<track>/papers.atom``: one item per selected paper, newest daily first
     and in each daily's order."""
 
-    def target(self, *, track: str) -> Track:
-        return _active_track(track)
+    kind = "papers"
 
     def item_rows(self, track: Track) -> QuerySet[DailyEntry]:
         shown = _newest(
@@ -315,17 +324,6 @@ class TrackPapersFeed(ContentFeed):
 
     def title(self, track: Track) -> str:
         return _feed_title(f"{track.name(self.lang)} · {gettext('Papers')}")
-
-    def subtitle(self, track: Track) -> str:
-        return track.description(self.lang)
-
-    description = subtitle
-
-    def link(self, track: Track) -> str:
-        return self.absolute(reverse("dailies:track", args=[track.slug]))
-
-    def feed_guid(self, track: Track) -> str:
-        return self.tag("feed", "papers", track.slug, self.lang)
 
     def item_title(self, entry: DailyEntry) -> str:
         return _paper_heading(entry.paper, self.lang)
