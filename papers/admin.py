@@ -254,24 +254,32 @@ class MissingTranslationFilter(admin.SimpleListFilter):
         return queryset
 
 
-class PaperHasOpenFlagsFilter(admin.SimpleListFilter):
-    """Papers with a summary whose grounding checks left an open flag."""
+class HasOpenFlagsFilter(admin.SimpleListFilter):
+    """Summaries with an open grounding flag; ``flag_owner`` is the flag's path to the listed
+    model (``summary`` for summaries, ``summary__paper`` for papers)."""
 
     title = _("grounding flags")
     parameter_name = "flags"
+    flag_owner = "summary"
 
     def lookups(self, request, model_admin):
         return [("open", _("Has open flags")), ("none", _("No open flags"))]
 
     def queryset(self, request, queryset):
         open_flags = SummaryFlag.objects.filter(
-            summary__paper=OuterRef("pk"), resolution=SummaryFlag.Resolution.OPEN
+            **{self.flag_owner: OuterRef("pk")}, resolution=SummaryFlag.Resolution.OPEN
         )
         if self.value() == "open":
             return queryset.filter(Exists(open_flags))
         if self.value() == "none":
             return queryset.exclude(Exists(open_flags))
         return queryset
+
+
+class PaperHasOpenFlagsFilter(HasOpenFlagsFilter):
+    """Papers with a summary whose grounding checks left an open flag."""
+
+    flag_owner = "summary__paper"
 
 
 @admin.register(Paper)
@@ -346,24 +354,6 @@ class PaperAdmin(admin.ModelAdmin):
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)
         form.save_summaries(form.instance, request.user)
-
-
-class HasOpenFlagsFilter(admin.SimpleListFilter):
-    title = _("grounding flags")
-    parameter_name = "flags"
-
-    def lookups(self, request, model_admin):
-        return [("open", _("Has open flags")), ("none", _("No open flags"))]
-
-    def queryset(self, request, queryset):
-        open_flags = SummaryFlag.objects.filter(
-            summary=OuterRef("pk"), resolution=SummaryFlag.Resolution.OPEN
-        )
-        if self.value() == "open":
-            return queryset.filter(Exists(open_flags))
-        if self.value() == "none":
-            return queryset.exclude(Exists(open_flags))
-        return queryset
 
 
 class _SummaryPartInline(admin.TabularInline):
