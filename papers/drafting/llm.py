@@ -300,6 +300,29 @@ class LLMDrafter:
                 reasons[language] = f"the model's answer was rejected: {problem}"
         return good, reasons, answers
 
+    def _asker(self, *, schema_name, schema, purpose, paper_id, usage, validate, answer_type):
+        """One request of a conversation: the answer validated, a rejected one marked so on
+        its LLMRequest row; a malformed answer is a problem in every language."""
+
+        def ask(messages: list[dict]) -> tuple[Completion | None, object]:
+            try:
+                completion = self._ask(
+                    messages,
+                    schema_name=schema_name,
+                    schema=schema,
+                    purpose=purpose,
+                    paper_id=paper_id,
+                    usage=usage,
+                )
+            except LLMMalformed as exc:
+                return None, answer_type(problems=dict.fromkeys(LANGUAGES, str(exc)))
+            answer = validate(completion.content)
+            if answer.problems:
+                completion.reject(_reasons(answer.problems))
+            return completion, answer
+
+        return ask
+
     # -- papers ----------------------------------------------------------------------------
 
     def draft_paper(self, paper: PaperInput) -> PaperDraft:
@@ -320,22 +343,15 @@ class LLMDrafter:
             .first()
         )
 
-        def ask(messages: list[dict]) -> tuple[Completion | None, PaperAnswer]:
-            try:
-                completion = self._ask(
-                    messages,
-                    schema_name=PAPER_SCHEMA_NAME,
-                    schema=PAPER_SCHEMA,
-                    purpose=LLMRequest.Purpose.DRAFT_PAPER,
-                    paper_id=paper_id,
-                    usage=draft.usage,
-                )
-            except LLMMalformed as exc:
-                return None, PaperAnswer(problems=dict.fromkeys(LANGUAGES, str(exc)))
-            answer = paper_answer_validate(completion.content)
-            if answer.problems:
-                completion.reject(_reasons(answer.problems))
-            return completion, answer
+        ask = self._asker(
+            schema_name=PAPER_SCHEMA_NAME,
+            schema=PAPER_SCHEMA,
+            purpose=LLMRequest.Purpose.DRAFT_PAPER,
+            paper_id=paper_id,
+            usage=draft.usage,
+            validate=paper_answer_validate,
+            answer_type=PaperAnswer,
+        )
 
         messages = [
             {"role": "system", "content": paper_system_prompt(paper)},
@@ -391,22 +407,15 @@ class LLMDrafter:
             drafter=NAME, drafter_version=VERSION, model=self.model, prompt_version=PROMPT_VERSION
         )
 
-        def ask(messages: list[dict]) -> tuple[Completion | None, IntroAnswer]:
-            try:
-                completion = self._ask(
-                    messages,
-                    schema_name=INTRO_SCHEMA_NAME,
-                    schema=INTRO_SCHEMA,
-                    purpose=LLMRequest.Purpose.DRAFT_INTRO,
-                    paper_id=None,
-                    usage=draft.usage,
-                )
-            except LLMMalformed as exc:
-                return None, IntroAnswer(problems=dict.fromkeys(LANGUAGES, str(exc)))
-            answer = intro_answer_validate(completion.content)
-            if answer.problems:
-                completion.reject(_reasons(answer.problems))
-            return completion, answer
+        ask = self._asker(
+            schema_name=INTRO_SCHEMA_NAME,
+            schema=INTRO_SCHEMA,
+            purpose=LLMRequest.Purpose.DRAFT_INTRO,
+            paper_id=None,
+            usage=draft.usage,
+            validate=intro_answer_validate,
+            answer_type=IntroAnswer,
+        )
 
         messages = [
             {"role": "system", "content": INTRO_SYSTEM},
