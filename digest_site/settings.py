@@ -53,6 +53,12 @@ if PRODUCTION:
         "EMAIL_URL",
         why="production mails the digest and its confirmations (console:// prints them)",
     )
+    env_required(
+        "REDIS_URL",
+        why="production runs tasks on a Celery worker and shares one cache between "
+        "processes; without it tasks would run inside the web request and each process "
+        "would cache alone",
+    )
     DEBUG = env_bool("DEBUG", False)
     if DEBUG:
         raise ImproperlyConfigured("DEBUG must not be on in production")
@@ -157,7 +163,8 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Redis: the Celery broker and the cache when set; in-process tasks and local memory when not.
+# Redis: the Celery broker and the cache when set; in-process tasks and local memory when not
+# (development only: production refuses to start without it, above).
 REDIS_URL = env_str("REDIS_URL")
 if REDIS_URL:
     # How long a Redis call may wait to connect or for an answer before it fails.

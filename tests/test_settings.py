@@ -96,15 +96,21 @@ def test_it_switches_to_postgres_and_redis_from_urls():
     ]
 
 
-@pytest.mark.parametrize("missing", ["SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "EMAIL_URL"])
+PRODUCTION = {
+    "DJANGO_ENV": "production",
+    "SECRET_KEY": SECRET,
+    "ALLOWED_HOSTS": "papers.example.org",
+    "DATABASE_URL": "postgres://u@db.internal:5432/digest",
+    "REDIS_URL": "redis://cache.internal:6379/0",
+    "EMAIL_URL": "smtp://mail.internal:25",
+}
+
+
+@pytest.mark.parametrize(
+    "missing", ["SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "EMAIL_URL"]
+)
 def test_production_refuses_to_start_without_its_essentials(missing):
-    environ = {
-        "DJANGO_ENV": "production",
-        "SECRET_KEY": SECRET,
-        "ALLOWED_HOSTS": "papers.example.org",
-        "DATABASE_URL": "postgres://u@db.internal:5432/digest",
-        "EMAIL_URL": "smtp://mail.internal:25",
-    }
+    environ = dict(PRODUCTION)
     del environ[missing]
     result = _manage("check", **environ)
     assert result.returncode != 0
@@ -112,18 +118,25 @@ def test_production_refuses_to_start_without_its_essentials(missing):
 
 
 def test_production_passes_the_deploy_check_at_warning_level():
-    result = _manage(
-        "check",
-        "--deploy",
-        "--fail-level",
-        "WARNING",
-        DJANGO_ENV="production",
-        SECRET_KEY=SECRET,
-        ALLOWED_HOSTS="papers.example.org",
-        DATABASE_URL="postgres://u@db.internal:5432/digest",
-        EMAIL_URL="smtp://mail.internal:25",
-    )
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_production_runs_tasks_on_the_broker_and_caches_in_redis():
+    result = _manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings as s; "
+        "print(s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'])",
+        **PRODUCTION,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "False",
+        "redis://cache.internal:6379/0",
+        "django.core.cache.backends.redis.RedisCache",
+    ]
 
 
 def test_it_rejects_an_unknown_environment_name():
