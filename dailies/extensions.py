@@ -2,7 +2,8 @@
 
 Dependencies point one way (deepdives → dailies → papers), yet daily and index pages mark
 the entries that have a deep dive. Apps above us register a prefetch for the papers shown
-on those pages; the pages apply every registered prefetch, so their query count stays fixed.
+on those pages; the pages apply every registered prefetch, so their query count stays fixed,
+and render the template fragments registered for their places, which show what was fetched.
 """
 
 from __future__ import annotations
@@ -74,3 +75,24 @@ def paper_filter(name: str) -> Q:
     """The registered condition; one that no paper meets when no app registered it."""
     condition = _paper_filters.get(name)
     return condition() if condition is not None else Q(pk__in=[])
+
+
+# Template fragments apps above us show at named places of dailies' pages: "paper-marks"
+# beside a paper's title in the index, "entry-actions" among the links of a daily's entry or
+# an index item, "paper-page" on the paper's page, "home-links" beside the home page's "All
+# papers". Dailies' templates name the place (``{% fragments %}``), never the other app's
+# data; the fragments read what that app's prefetches put on the paper.
+_fragments: dict[str, list[str]] = {}
+
+
+def register_fragment(place: str, template_name: str) -> None:
+    """Pages render ``template_name`` at ``place`` with their own context (a paper's places
+    give it the ``paper``)."""
+    names = _fragments.setdefault(place, [])
+    if template_name not in names:
+        names.append(template_name)
+
+
+def fragments(place: str) -> list[str]:
+    """The templates registered for ``place``, in registration order; none by default."""
+    return list(_fragments.get(place, ()))

@@ -8,6 +8,7 @@ class DeepdivesConfig(AppConfig):
 
     def ready(self) -> None:
         from dailies.extensions import (
+            register_fragment,
             register_paper_feature,
             register_paper_filter,
             register_paper_prefetch,
@@ -23,6 +24,11 @@ class DeepdivesConfig(AppConfig):
         # import us, so we hand it the prefetches.
         register_paper_prefetch(deep_dive_prefetch)
         register_paper_prefetch(reference_code_prefetch)
+        # The pages show them through our fragments, at the places their templates name.
+        register_fragment("paper-marks", "deepdives/_paper_marks.html")
+        register_fragment("entry-actions", "deepdives/_entry_actions.html")
+        register_fragment("paper-page", "deepdives/_paper_page.html")
+        register_fragment("home-links", "deepdives/_home_links.html")
         # A daily's drafted intro counts the deep dives that go out with it.
         register_paper_feature("deep_dive", papers_with_published_deep_dive)
         # The read API narrows papers to those with a deep dive or verified code.

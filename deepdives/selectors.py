@@ -18,8 +18,9 @@ def deep_dive_prefetch(prefix: str = "") -> Prefetch:
 
 
 def reference_code_prefetch(prefix: str = "") -> Prefetch:
-    """Prefetch a paper's registered reference programs into ``paper.reference_code_list``."""
-    queryset = ReferenceCode.objects.only("id", "slug", "name", "paper_id", "last_status")
+    """Prefetch a paper's registered reference programs into ``paper.reference_code_list``
+    (with the module, which the paper page's run command names)."""
+    queryset = ReferenceCode.objects.only("id", "slug", "name", "module", "paper_id", "last_status")
     return Prefetch(f"{prefix}reference_codes", queryset=queryset, to_attr="reference_code_list")
 
 

@@ -137,11 +137,6 @@ def venue_badge(paper: Paper) -> str:
 
 
 @register.filter
-def deep_dive_minutes(deep_dive) -> int:
-    return deep_dive.minutes(get_language())
-
-
-@register.filter
 def get_item(mapping: dict, key):
     return mapping.get(key) if mapping else None
 

@@ -1,0 +1,107 @@
+"""Dailies' pages show what apps above them add (deep dives, reference code) only through
+the extension points of ``dailies/extensions.py``: a prefetch and template fragments at named
+places. No dailies template or template tag names the other app's data."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
+
+import pytest
+from django.template import Context, Engine, Template
+
+import dailies
+from dailies import extensions
+from deepdives.models import ReferenceCode
+from tests.factories import make_daily, make_deep_dive, make_paper
+
+DEEP_DIVE_NAMES = re.compile(r"deep_?dive|reference_?code", re.IGNORECASE)
+
+
+def test_no_dailies_template_or_template_tag_names_a_deep_dive():
+    root = Path(dailies.__file__).parent
+    files = [*root.joinpath("templates").rglob("*.*"), *root.joinpath("templatetags").rglob("*.py")]
+    offenders = [
+        f"{path.relative_to(root)}:{number}: {line.strip()}"
+        for path in sorted(files)
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if DEEP_DIVE_NAMES.search(line)
+    ]
+    assert len(files) > 20  # the scan reads the templates, not an empty folder
+    assert offenders == []
+
+
+@pytest.fixture
+def place(monkeypatch) -> str:
+    """A place of our own; what the test registers there goes when it ends."""
+    monkeypatch.setattr(
+        extensions, "_fragments", {k: [*v] for k, v in extensions._fragments.items()}
+    )
+    return "test-place"
+
+
+def _paper_with_a_dive(url: str = "/en/deep-dives/x/") -> SimpleNamespace:
+    return SimpleNamespace(deep_dive_list=[SimpleNamespace(get_absolute_url=lambda: url)])
+
+
+def test_a_place_nothing_is_registered_for_renders_nothing(place):
+    page = Template('{% load fragments %}[{% fragments "test-place" paper=paper %}]')
+    assert page.render(Context({"paper": _paper_with_a_dive()})) == "[]"
+
+
+def test_the_fragments_of_a_place_render_in_order_with_the_given_paper(place):
+    extensions.register_fragment(place, "deepdives/_paper_marks.html")
+    extensions.register_fragment(place, "deepdives/_home_links.html")
+    extensions.register_fragment(place, "deepdives/_paper_marks.html")  # once is enough
+    page = Template('{% load fragments %}[{% fragments "test-place" paper=other %}]')
+    html = page.render(Context({"other": _paper_with_a_dive("/en/deep-dives/y/")}))
+    assert html == (
+        '[ · <a class="deep-dive-marker" href="/en/deep-dives/y/">Deep dive</a>'
+        '<a href="/en/deep-dives/">All deep dives →</a> · ]'
+    )
+
+
+def test_a_page_looks_its_fragments_up_once_not_once_per_entry(db, anonymous, settings):
+    settings.PAGE_CACHE_ENABLED = False
+    papers = [make_paper(f"p{i}") for i in range(6)]
+    make_daily(papers=papers)
+    for paper in papers[:3]:
+        make_deep_dive(paper)
+    with mock.patch.object(
+        Engine, "get_template", autospec=True, side_effect=Engine.get_template
+    ) as get_template:
+        html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    looked_up = [call.args[1] for call in get_template.call_args_list]
+    assert html.count('class="deep-dive-link"') == 3
+    assert looked_up.count("deepdives/_entry_actions.html") == 1
+
+
+def test_the_paper_page_links_the_deep_dive_and_the_code_with_its_run_command(
+    db, anonymous, settings
+):
+    settings.PAGE_CACHE_ENABLED = False
+    paper = make_paper("cosmos")
+    make_daily(papers=[paper])
+    make_deep_dive(paper, body_en=" ".join(["word"] * 660))
+    ReferenceCode.objects.create(
+        slug="cosmos", name="COSMOS", module="deepdives.reference.cosmos", paper=paper
+    )
+    html = anonymous.get("/en/papers/cosmos/").content.decode()
+    assert (
+        '<p><a class="deep-dive-link" href="/en/deep-dives/cosmos-dive/">Deep dive · 3 min' in html
+    )
+    assert (
+        '<p><a class="code-link" href="/en/code/cosmos/">Reference code: cosmos →</a> '
+        "<code>python -m deepdives.reference.cosmos</code></p>"
+    ) in html
+
+
+def test_the_home_page_links_all_deep_dives_beside_all_papers(demo, anonymous, settings):
+    settings.PAGE_CACHE_ENABLED = False
+    html = anonymous.get("/en/").content.decode()
+    assert (
+        '<p><a href="/en/deep-dives/">All deep dives →</a> · '
+        '<a href="/en/papers/">All papers →</a></p>'
+    ) in html
