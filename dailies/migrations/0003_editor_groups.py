@@ -1,4 +1,8 @@
-"""The Editor and Contributor groups: both edit the content, only Editors publish."""
+"""The Editor and Contributor groups: both edit the content, only Editors publish.
+
+Each app grants its own permissions to the groups (deepdives in its 0004), adding to what
+the groups hold, so this migration does not depend on the apps above dailies.
+"""
 
 from django.contrib.auth.management import create_permissions
 from django.db import migrations
@@ -7,7 +11,6 @@ CONTENT = {
     "papers": ["paper", "summary", "topic", "organization", "venue", "track", "source",
                "organizationalias", "venuealias"],
     "dailies": ["daily", "dailyentry"],
-    "deepdives": ["deepdive", "referencecode"],
 }
 READ_ONLY = {"papers": ["score", "ingestrun", "trackprofileitem"],
              "dailies": ["editorialaction"]}
@@ -15,7 +18,7 @@ READ_ONLY = {"papers": ["score", "ingestrun", "trackprofileitem"],
 
 def add_groups(apps, schema_editor):
     # Permissions are normally created after all migrations; make sure they exist now.
-    for config in apps.get_app_configs():
+    for config in map(apps.get_app_config, {*CONTENT, *READ_ONLY}):
         config.models_module = True
         create_permissions(config, verbosity=0, apps=apps)
         config.models_module = None
@@ -34,9 +37,9 @@ def add_groups(apps, schema_editor):
     ]
     publish = Permission.objects.get(content_type__app_label="dailies", codename="publish_daily")
     contributor, _ = Group.objects.get_or_create(name="Contributor")
-    contributor.permissions.set(edit)
+    contributor.permissions.add(*edit)
     editor, _ = Group.objects.get_or_create(name="Editor")
-    editor.permissions.set([*edit, publish])
+    editor.permissions.add(*edit, publish)
 
 
 def remove_groups(apps, schema_editor):
@@ -47,7 +50,6 @@ class Migration(migrations.Migration):
     dependencies = [
         ("dailies", "0002_scoring"),
         ("papers", "0004_scoring"),
-        ("deepdives", "0001_initial"),
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]
