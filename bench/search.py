@@ -50,11 +50,11 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from dailies.models import Daily, DailyEntry  # noqa: E402
-from dailies.search import backends, text  # noqa: E402
-from dailies.search.index import HEAD, search_index_refresh  # noqa: E402
-from dailies.search.models import SearchDocument, SearchTerm  # noqa: E402
-from dailies.search.service import search  # noqa: E402
 from papers.models import Organization, Paper, Summary, Topic, Track  # noqa: E402
+from search import backends, text  # noqa: E402
+from search.index import HEAD, search_index_refresh  # noqa: E402
+from search.models import SearchDocument, SearchTerm  # noqa: E402
+from search.service import search  # noqa: E402
 
 N = int(os.environ.get("BENCH_SEARCH_N", "100000"))
 PER_DAILY = 10

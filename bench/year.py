@@ -53,8 +53,8 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from dailies.models import Daily, DailyEntry  # noqa: E402
-from dailies.search.index import search_index_rebuild  # noqa: E402
 from papers.models import Organization, Paper, Score, Summary, Topic, Track  # noqa: E402
+from search.index import search_index_rebuild  # noqa: E402
 
 TRACKS = 5
 DAYS = int(os.environ.get("BENCH_YEAR_DAYS", "400"))

@@ -1,187 +1,20 @@
-"""The read-only JSON API: ``GET /api/v1/search`` here, and the dailies, papers and topics
-of ``dailies.public_api`` (with the docs page), all routed below.
+"""The read-only JSON API: the dailies, papers and topics of ``dailies.public_api`` (with the
+docs page), routed below; ``GET /api/v1/search`` is the search app's (``search.api``).
 
-Search calls the same search service as the index page and returns the same ranking; only
-published papers are ever returned. Included by ``digest_site/urls.py`` under ``api/v1/``.
+Included by ``digest_site/urls.py`` under ``api/v1/``.
 """
 
 from __future__ import annotations
 
-from django.core.validators import ProhibitNullCharactersValidator
-from django.db.models import Prefetch, QuerySet
-from django.urls import path, re_path, reverse
-from django.utils import translation
-from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.views import APIView
+from django.urls import path, re_path
 
-from dailies.models import DailyEntry
 from dailies.public_api import docs
-from dailies.public_api.common import ERROR_RESPONSES, MAX_PAGE_SIZE, PAGE_SIZE
-from dailies.public_api.serializers import SCORE, SummaryOut, summary_out
 from dailies.public_api.views import DailyViewSet, PaperViewSet, TopicViewSet
-from dailies.search.backends import MAX_RESULTS, Filters, Hit
-from dailies.search.page import browse
-from dailies.search.service import ordered_papers, search
-from dailies.selectors import published_papers
-from papers.languages import Language
-from papers.models import Paper
-
-DEFAULT_LIMIT = PAGE_SIZE
-MAX_LIMIT = MAX_PAGE_SIZE
-
-
-class QueryTextField(serializers.CharField):
-    """Free text that is never rejected: the search service drops what it cannot use
-    (control characters included) rather than answer 400."""
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.validators = [
-            v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)
-        ]
-
-
-class SearchQuerySerializer(serializers.Serializer):
-    """The query string. ``q`` is free text in either language (cut at 200 characters,
-    never rejected); without ``q`` the filters list papers newest first."""
-
-    q = QueryTextField(required=False, allow_blank=True, default="", trim_whitespace=True)
-    topic = serializers.SlugField(required=False, help_text="A topic slug, e.g. kv-cache.")
-    track = serializers.SlugField(required=False, help_text="A track slug, e.g. infra.")
-    lang = serializers.ChoiceField(
-        choices=Language.values, default=Language.EN, help_text="The language of the urls."
-    )
-    limit = serializers.IntegerField(min_value=1, max_value=MAX_LIMIT, default=DEFAULT_LIMIT)
-    offset = serializers.IntegerField(min_value=0, max_value=MAX_RESULTS, default=0)
-
-    def get_fields(self):
-        # "from" is a Python keyword, so these two are added by name.
-        fields = super().get_fields()
-        fields["from"] = serializers.DateField(
-            required=False, help_text="Appeared in a daily on or after this day (YYYY-MM-DD)."
-        )
-        fields["to"] = serializers.DateField(
-            required=False, help_text="Appeared in a daily on or before this day (YYYY-MM-DD)."
-        )
-        return fields
-
-
-class SearchResultSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    slug = serializers.SlugField()
-    title = serializers.CharField()
-    score = serializers.FloatField(
-        allow_null=True,
-        help_text="Deprecated: the same number as relevance, kept for existing clients. "
-        "The editorial score is editorial_score.",
-    )
-    relevance = serializers.FloatField(
-        allow_null=True, help_text="How well the paper matches q; null when listing without q."
-    )
-    editorial_score = serializers.DecimalField(
-        **SCORE,
-        allow_null=True,
-        help_text="The score shown in the latest published daily it appeared in (1.00–5.00).",
-    )
-    summary = SummaryOut(
-        allow_null=True, help_text="Headline, summary and takeaway in lang (else the other)."
-    )
-    topics = serializers.ListField(child=serializers.SlugField())
-    dailies = serializers.ListField(
-        child=serializers.DateField(), help_text="Days of the published dailies, newest first."
-    )
-    url = serializers.URLField()
-
-
-class SearchResponseSerializer(serializers.Serializer):
-    count = serializers.IntegerField(
-        help_text=f"Results that can be paged through (at most {MAX_RESULTS})."
-    )
-    results = SearchResultSerializer(many=True)
-
-
-def _papers() -> QuerySet[Paper]:
-    """Published papers with their topics, summaries and published appearances (4 queries)."""
-    entries = DailyEntry.objects.published().select_related("daily").order_by("-daily__date")
-    return published_papers().prefetch_related(
-        "topics",
-        "summaries",
-        Prefetch("daily_entries", queryset=entries, to_attr="published_entries"),
-    )
-
-
-class SearchView(APIView):
-    """Search the published papers, ranked as on the index page."""
-
-    @extend_schema(
-        parameters=[SearchQuerySerializer],
-        responses={
-            200: SearchResponseSerializer,
-            **{code: ERROR_RESPONSES[code] for code in (400, 429)},
-        },
-        operation_id="search",
-        summary="Search published papers",
-    )
-    def get(self, request: Request) -> Response:
-        params = SearchQuerySerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        data = params.validated_data
-        start, stop = data["offset"], data["offset"] + data["limit"]
-        if data["q"]:
-            results = search(
-                data["q"],
-                topic=data.get("topic"),
-                track=data.get("track"),
-                date_from=data.get("from"),
-                date_to=data.get("to"),
-                language=data["lang"],
-            )
-            count, pairs = results.count(), ordered_papers(results[start:stop], _papers())
-        else:
-            filters = Filters(
-                topic=data.get("topic"),
-                track=data.get("track"),
-                date_from=data.get("from"),
-                date_to=data.get("to"),
-            )
-            # The index's order (newest appearance first), without its page prefetches.
-            listed = browse(filters).prefetch_related(None)
-            count = min(listed.count(), MAX_RESULTS)
-            pks = list(listed.values_list("pk", flat=True)[start : min(stop, MAX_RESULTS)])
-            pairs = ordered_papers([Hit(pk, 0.0) for pk in pks], _papers())
-        with translation.override(data["lang"]):
-            rows = [
-                self._row(request, paper, hit, scored=bool(data["q"]), lang=data["lang"])
-                for paper, hit in pairs
-            ]
-        return Response(SearchResponseSerializer({"count": count, "results": rows}).data)
-
-    @staticmethod
-    def _row(request: Request, paper: Paper, hit: Hit, *, scored: bool, lang: str) -> dict:
-        relevance = round(hit.score, 6) if scored else None
-        latest = paper.published_entries[0] if paper.published_entries else None
-        return {
-            "id": paper.pk,
-            "slug": paper.slug,
-            "title": paper.title,
-            "score": relevance,
-            "relevance": relevance,
-            "editorial_score": latest.score if latest else None,
-            "summary": summary_out(paper, lang),
-            "topics": [t.slug for t in paper.topics.all()],
-            "dailies": list(dict.fromkeys(e.daily.date for e in paper.published_entries)),
-            "url": request.build_absolute_uri(reverse("dailies:paper", args=[paper.slug])),
-        }
-
 
 _list, _detail = {"get": "list"}, {"get": "retrieve"}
 
 app_name = "api"
 urlpatterns = [
-    path("search", SearchView.as_view(), name="search"),
     path("dailies/", DailyViewSet.as_view(_list), name="daily-list"),
     re_path(
         r"^dailies/(?P<track>[-a-zA-Z0-9_]+)/(?P<date>[0-9]{4}-[0-9]{2}-[0-9]{2})/$",

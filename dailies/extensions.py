@@ -8,9 +8,14 @@ and render the template fragments registered for their places, which show what w
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Protocol
 
+from django.db import transaction
 from django.db.models import Prefetch, Q
+
+if TYPE_CHECKING:
+    from papers.models import Paper
 
 PrefetchFactory = Callable[[str], Prefetch]
 _paper_prefetches: list[PrefetchFactory] = []
@@ -58,6 +63,51 @@ def register_on_publish(callback: PublishedCallback) -> None:
 
 def published_callbacks() -> list[PublishedCallback]:
     return list(_published_callbacks)
+
+
+# Apps above us keep what they derive from the published papers in step (search indexes
+# them). The services that change which papers readers see, or what they read of them
+# (publishing, unpublishing, editing or deleting a published daily), call ``papers_changed``
+# with the papers' ids; each callback gets them once the transaction has committed.
+PapersChangedCallback = Callable[[list[int]], None]
+_papers_changed_callbacks: list[PapersChangedCallback] = []
+
+
+def register_on_papers_changed(callback: PapersChangedCallback) -> None:
+    """``callback(paper_ids)`` runs after a transaction that changed those papers commits."""
+    if callback not in _papers_changed_callbacks:
+        _papers_changed_callbacks.append(callback)
+
+
+def papers_changed(paper_ids: Iterable[int]) -> None:
+    """Hand ``paper_ids`` (distinct, in order) to every registered callback once the current
+    transaction commits; nothing without ids. A callback that fails is logged and undoes
+    nothing: the change has committed, and the app repairs what it keeps (search's
+    periodic sweep re-indexes stale papers)."""
+    ids = sorted(set(paper_ids))
+    if not ids:
+        return
+    for callback in _papers_changed_callbacks:
+        transaction.on_commit(lambda cb=callback: cb(ids), robust=True)
+
+
+# The papers an app above us lists beside a paper on its page (search: the published papers
+# whose text is closest). The page lists none when no app registered a provider.
+class RelatedPapers(Protocol):
+    def __call__(self, paper: Paper, *, language: str) -> list[Paper]: ...
+
+
+_related_papers: list[RelatedPapers] = []
+
+
+def register_related_papers(provider: RelatedPapers) -> None:
+    """``provider(paper, language=…)`` returns a few published papers like ``paper``, most
+    similar first; the page lists the last registered provider's."""
+    _related_papers[:] = [provider]
+
+
+def related_papers(paper: Paper, *, language: str) -> list[Paper]:
+    return _related_papers[0](paper, language=language) if _related_papers else []
 
 
 # Conditions on papers that apps above us define ("has_deep_dive", "has_verified_code"), so

@@ -1,5 +1,6 @@
-"""Atom and RSS feeds of what readers can see: each track's dailies and papers, a topic's
-papers and a search's papers, in the language of the URL.
+"""Atom and RSS feeds of what readers can see: each track's dailies and papers here, a
+topic's papers and a search's papers in ``search.feeds`` (on ``PaperListFeed``), in the
+language of the URL.
 
 Every feed reads through the one definition of "published" (``Daily.objects.published()``,
 ``DailyEntry.objects.published()``, ``published_papers()``), shows at most ``FEED_ITEMS``
@@ -17,9 +18,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from functools import cached_property
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
-from django import forms
 from django.contrib.syndication.views import Feed
 from django.db.models import DateTimeField, F, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Greatest
@@ -32,14 +32,10 @@ from django.utils.translation import get_language, gettext
 from django.views.decorators.http import condition
 
 from dailies.models import Daily, DailyEntry
-from dailies.search.backends import MAX_RESULTS, Filters
-from dailies.search.page import browse
-from dailies.search.service import search
-from dailies.search.text import normalise_query
 from dailies.selectors import index_papers
 from dailies.templatetags.digest import entry_heading
 from papers.languages import Language, localized
-from papers.models import Summary, Topic, Track
+from papers.models import Summary, Track
 
 FEED_ITEMS = 30  # the newest items any feed shows
 # The date in every tag URI: fixed once, so an item's id never changes.
@@ -218,7 +214,7 @@ def _active_track(slug: str) -> Track:
     return get_object_or_404(Track, slug=slug, is_active=True)
 
 
-def _feed_title(name: str) -> str:
+def feed_title(name: str) -> str:
     return f"{name} — {gettext('Paper Daily')}"
 
 
@@ -265,7 +261,7 @@ class TrackDailiesFeed(TrackFeed):
         )
 
     def title(self, track: Track) -> str:
-        return _feed_title(track.name(self.lang))
+        return feed_title(track.name(self.lang))
 
     def item_title(self, daily: Daily) -> str:
         # The daily page's own heading, in the page's language.
@@ -323,7 +319,7 @@ class TrackPapersFeed(TrackFeed):
         )
 
     def title(self, track: Track) -> str:
-        return _feed_title(f"{track.name(self.lang)} · {gettext('Papers')}")
+        return feed_title(f"{track.name(self.lang)} · {gettext('Papers')}")
 
     def item_title(self, entry: DailyEntry) -> str:
         return _paper_heading(entry.paper, self.lang)
@@ -392,137 +388,3 @@ class PaperListFeed(ContentFeed):
             is_lead=False,
             appearances=list({e.daily_id: e.daily for e in paper.published_entries}.values()),
         )
-
-
-class TopicFeed(PaperListFeed):
-    """``/<lang>/feeds/topics/<slug>.atom``: the topic's published papers, newest first."""
-
-    def target(self, *, slug: str) -> Topic:
-        return get_object_or_404(Topic, slug=slug)
-
-    def item_rows(self, topic: Topic) -> QuerySet:
-        return self.annotated(index_papers().filter(topics=topic))
-
-    def title(self, topic: Topic) -> str:
-        return _feed_title(gettext("Topic: %(topic_name)s") % {"topic_name": topic.name(self.lang)})
-
-    subtitle = description = title
-
-    def link(self, topic: Topic) -> str:
-        return self.absolute(reverse("dailies:topic", args=[topic.slug]))
-
-    def feed_guid(self, topic: Topic) -> str:
-        return self.tag("feed", "topic", topic.slug, self.lang)
-
-
-class SearchFeedQuery(forms.Form):
-    """``?q=…&topic=…&track=…&from=…&to=…``: as on the index page, but a feed URL that
-    cannot mean anything is refused rather than silently widened."""
-
-    q = forms.CharField(required=False, strip=True)
-    topic = forms.SlugField(required=False, max_length=50)
-    track = forms.SlugField(required=False, max_length=50)
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        # "from" is a Python keyword.
-        self.fields["from"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
-        self.fields["to"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
-
-    def clean_q(self) -> str:
-        # Cut, as on the index page and in the API (the service bounds it in one place).
-        return normalise_query(self.cleaned_data["q"])
-
-    def clean(self) -> dict:
-        data = super().clean()
-        if not self.errors and not any(data.get(k) for k in ("q", "topic", "track", "from", "to")):
-            raise forms.ValidationError("give q (the search) or at least one filter")
-        return data
-
-    def problem(self) -> str | None:
-        if self.is_valid():
-            return None
-        lines = [
-            f"{field or 'query'}: {' '.join(messages)}" for field, messages in self.errors.items()
-        ]
-        return "This search feed's query string is not valid.\n" + "\n".join(lines) + "\n"
-
-
-class SearchFeed(PaperListFeed):
-    """``/<lang>/feeds/search.atom?q=…&topic=…``: the papers a search finds, newest first.
-
-    The search service ranks the matches (at most its ``MAX_RESULTS``); the feed shows the
-    newest of them, so a new paper that matches comes first whatever its rank.
-    """
-
-    def invalid(self, request: HttpRequest) -> str | None:
-        self.query = SearchFeedQuery(request.GET)
-        return self.query.problem()
-
-    @property
-    def params(self) -> dict:
-        return self.query.cleaned_data
-
-    def target(self) -> Filters:
-        data = self.params
-        return Filters(
-            topic=data["topic"] or None,
-            track=data["track"] or None,
-            date_from=data["from"],
-            date_to=data["to"],
-        )
-
-    def item_rows(self, filters: Filters) -> QuerySet:
-        if not self.params["q"]:
-            return self.annotated(browse(filters))
-        return self.annotated(index_papers().filter(pk__in=self.matches(filters)))
-
-    def matches(self, filters: Filters) -> list[int]:
-        """The ids of every paper the search finds (the search runs once per request)."""
-        if not hasattr(self, "_matches"):
-            results = search(
-                self.params["q"],
-                topic=filters.topic,
-                track=filters.track,
-                date_from=filters.date_from,
-                date_to=filters.date_to,
-                language=self.lang,
-            )
-            self._matches = [hit.paper_id for hit in results[:MAX_RESULTS]]
-        return self._matches
-
-    def _label(self) -> str:
-        data = self.params
-        parts = [f"“{data['q']}”"] if data["q"] else []
-        if data["topic"]:
-            topic = Topic.objects.filter(slug=data["topic"]).first()
-            name = topic.name(self.lang) if topic else data["topic"]
-            parts.append(gettext("Topic: %(topic_name)s") % {"topic_name": name})
-        if data["track"]:
-            parts.append(data["track"])
-        return " · ".join(parts) or gettext("All papers")
-
-    def title(self, filters: Filters) -> str:
-        return _feed_title(f"{gettext('Search')}: {self._label()}")
-
-    subtitle = description = title
-
-    def link(self, filters: Filters) -> str:
-        return self.absolute(f"{reverse('dailies:paper_index')}?{self.query_string()}")
-
-    def feed_url(self, filters: Filters) -> str:
-        return self.absolute(f"{reverse('dailies:search_feed')}?{self.query_string()}")
-
-    def query_string(self) -> str:
-        data = self.params
-        values = {
-            "q": data["q"],
-            "topic": data["topic"],
-            "track": data["track"],
-            "from": data["from"].isoformat() if data["from"] else "",
-            "to": data["to"].isoformat() if data["to"] else "",
-        }
-        return urlencode({k: v for k, v in values.items() if v})
-
-    def feed_guid(self, filters: Filters) -> str:
-        return self.tag("feed", "search", self.lang, self.query_string())

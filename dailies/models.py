@@ -276,7 +276,3 @@ class EditorialAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.daily} {self.kind} {self.paper}"
-
-
-# The search index lives in dailies.search; its models belong to this app.
-from dailies.search.models import SearchDocument, SearchTerm, SearchWord  # noqa: E402, F401

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from dailies.extensions import paper_prefetches
 from dailies.models import Daily, DailyEntry
-from papers.models import Paper, Track
+from papers.models import Paper, Topic, Track
 
 
 def published_papers() -> QuerySet[Paper]:
@@ -120,6 +120,16 @@ def index_papers() -> QuerySet[Paper]:
             Prefetch("daily_entries", queryset=published_entries, to_attr="published_entries"),
         )
         .order_by("-last_appeared", "last_position", "pk")
+    )
+
+
+def topics_with_papers() -> QuerySet[Topic]:
+    """Topics that have published papers, the most papers first, each with ``n`` (lazy)."""
+    published = published_papers().values("pk")
+    return (
+        Topic.objects.annotate(n=Count("papers", filter=Q(papers__in=published)))
+        .filter(n__gt=0)
+        .order_by("-n", "name_en")
     )
 
 

@@ -23,8 +23,8 @@ from dailies.assembly import (
     track_profile_from_daily,
 )
 from dailies.checklist import daily_publishing_blockers
+from dailies.extensions import papers_changed
 from dailies.models import Daily, DailyEntry, DailyStatus
-from dailies.search.index import daily_paper_ids, search_index_refresh_on_commit
 from papers.drafting.service import summary_confirm, summary_write
 from papers.languages import LANGUAGE_CODES
 from papers.models import Summary
@@ -90,7 +90,7 @@ def daily_publish(*, daily: Daily, user=None, now: dt.datetime | None = None) ->
     daily.save(update_fields=["status", "published_at", "updated_at"])
     _audit_status(daily, before, user, Action.PUBLISH)
     _after_publish(daily)
-    search_index_refresh_on_commit(daily_paper_ids(daily.pk))
+    papers_changed(daily_paper_ids(daily.pk))
     return daily
 
 
@@ -123,7 +123,7 @@ def daily_unpublish(*, daily: Daily, user=None) -> Daily:
     daily.publish_at = None
     daily.save(update_fields=["status", "published_at", "publish_at", "updated_at"])
     _audit_status(daily, before, user, Action.UNPUBLISH)
-    search_index_refresh_on_commit(daily_paper_ids(daily.pk))
+    papers_changed(daily_paper_ids(daily.pk))
     return daily
 
 
@@ -155,8 +155,13 @@ def daily_publish_if_due(*, daily_id: int, now: dt.datetime | None = None) -> bo
                 published, daily, None, Action.PUBLISH, note=_("Its scheduled time came.")
             )
             _after_publish(daily)
-            search_index_refresh_on_commit(daily_paper_ids(daily_id))
+            papers_changed(daily_paper_ids(daily_id))
     return claimed == 1
+
+
+def daily_paper_ids(daily_id: int) -> list[int]:
+    """The papers of one daily (one query): those a change to its publication affects."""
+    return list(DailyEntry.objects.filter(daily_id=daily_id).values_list("paper_id", flat=True))
 
 
 def _after_publish(daily: Daily) -> None:
@@ -369,7 +374,7 @@ def daily_update(
             changes={**field_changes, **({"entries": entry_changes} if entry_changes else {})},
         )
     if edited.status == DailyStatus.PUBLISHED:
-        search_index_refresh_on_commit({*entries_before, *daily_paper_ids(edited.pk)})
+        papers_changed({*entries_before, *daily_paper_ids(edited.pk)})
     return edited
 
 
@@ -439,7 +444,7 @@ def daily_delete(*, daily: Daily, user) -> None:
         )
     paper_ids = daily_paper_ids(stored.pk) if stored.status == DailyStatus.PUBLISHED else []
     stored.delete()
-    search_index_refresh_on_commit(paper_ids)
+    papers_changed(paper_ids)
 
 
 SUMMARY_TEXT_FIELDS = ("headline", "body", "takeaway", "highlights")

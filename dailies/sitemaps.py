@@ -95,8 +95,8 @@ def pages_sitemap() -> PagesSitemap:
     return PagesSitemap(
         {
             "dailies:home": latest_daily_change,
-            "dailies:paper_index": latest_daily_change,
-            "dailies:topic_index": latest_daily_change,
+            "search:paper_index": latest_daily_change,
+            "search:topic_index": latest_daily_change,
         }
     )
 
@@ -153,7 +153,7 @@ class TopicSitemap(I18nSitemap):
         )
 
     def location(self, topic: Topic) -> str:
-        return fast_reverse("dailies:topic", topic.slug)
+        return fast_reverse("search:topic", topic.slug)
 
 
 def sitemaps() -> dict[str, I18nSitemap]:

@@ -15,7 +15,6 @@ from dailies import services
 from dailies.assembly import daily_assemble
 from dailies.drafting import daily_draft, daily_paper_draft, papers_needing_redraft
 from dailies.models import Daily
-from dailies.search.index import search_index_refresh_stale
 from papers.models import Paper, Track
 
 log = logging.getLogger(__name__)
@@ -97,10 +96,3 @@ def redraft_paper_task(paper_id: int) -> dict:
     if paper is None:
         return {"paper": paper_id, "status": "gone"}
     return daily_paper_draft(paper=paper, track=paper.tracks.first()).as_dict()
-
-
-@shared_task(acks_late=True, soft_time_limit=5 * 60, time_limit=6 * 60)
-def refresh_stale_search_index() -> dict[str, int]:
-    """Periodic: index what was published, withdrawn or edited since it was last indexed
-    (paper and summary edits reach the index this way; papers cannot call up to us)."""
-    return search_index_refresh_stale()

@@ -8,15 +8,10 @@ register_converter(IsoDateConverter, "isodate")
 app_name = "dailies"
 urlpatterns = [
     path("", views.home, name="home"),
-    path("feeds/search.atom", feeds.SearchFeed.as_view(), name="search_feed"),
-    path("feeds/topics/<slug:slug>.atom", feeds.TopicFeed.as_view(), name="topic_feed"),
     path("feeds/<slug:track>.atom", feeds.TrackDailiesFeed.as_view(), name="track_feed"),
     path("feeds/<slug:track>.rss", feeds.TrackDailiesRssFeed.as_view(), name="track_rss"),
     path("feeds/<slug:track>/papers.atom", feeds.TrackPapersFeed.as_view(), name="papers_feed"),
-    path("papers/", views.paper_index, name="paper_index"),
     path("papers/<slug:slug>/", views.paper_detail, name="paper"),
-    path("topics/", views.topic_index, name="topic_index"),
-    path("topics/<slug:slug>/", views.topic_detail, name="topic"),
     path("theme/<slug:mode>/", views.theme_set, name="theme"),
     path("<slug:track>/", views.track_archive, name="track"),
     path("<slug:track>/<isodate:date>/", views.daily_detail, name="daily"),

@@ -1,5 +1,5 @@
-"""Public pages of the dailies: home, daily, track archive, cross-day index and search,
-topics, paper."""
+"""Public pages of the dailies: home, daily, track archive, paper. The cross-day index,
+search and topic pages are the search app's (``search.views``)."""
 
 from __future__ import annotations
 
@@ -13,23 +13,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
 from dailies import selectors
+from dailies.extensions import related_papers
 from dailies.models import DailyStats
-from dailies.related import related_papers
-from dailies.search.page import (
-    SearchParams,
-    browse,
-    page_tracks,
-    result_rows,
-    topic_chips,
-    topics_with_papers,
-)
-from dailies.search.service import ordered_papers, search
 from dailies.selection import daily_selection
 from digest_site.context_processors import THEME_COOKIE, THEMES
-from papers.models import Topic, Track
+from papers.models import Track
 
 
-def _page(request: HttpRequest, items, per_page: int | None = None):
+def page_or_404(request: HttpRequest, items, per_page: int | None = None):
     """The requested page; a page that does not exist (past the end, not a number) is a 404
     rather than silently the last page."""
     paginator = Paginator(items, per_page or settings.PAGE_SIZE)
@@ -51,7 +42,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "leads": selectors.lead_entries(dailies),
             "counts": selectors.entry_counts(dailies),
             "latest_entries": selectors.entries_of_dailies(latest),
-            "topics": list(topics_with_papers()),
+            "topics": list(selectors.topics_with_papers()),
         },
     )
 
@@ -83,7 +74,7 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
 
 def track_archive(request: HttpRequest, track: str) -> HttpResponse:
     track_obj = get_object_or_404(Track, slug=track, is_active=True)
-    page = _page(request, selectors.track_archive(track_obj))
+    page = page_or_404(request, selectors.track_archive(track_obj))
     dailies = list(page.object_list)
     return render(
         request,
@@ -96,76 +87,6 @@ def track_archive(request: HttpRequest, track: str) -> HttpResponse:
             "counts": selectors.entry_counts(dailies),
         },
     )
-
-
-def paper_index(request: HttpRequest) -> HttpResponse:
-    """The cross-day index; with ``q`` a ranked search, with filters only the index narrowed.
-
-    Without parameters it is the plain index, at its pinned query count: the topic chips
-    and track choices come from the papers already on the page.
-    """
-    params = SearchParams.from_query(request.GET)
-    if params.q:
-        return _search_results(request, params)
-    papers_qs = browse(params.filters) if params.active else selectors.index_papers()
-    page = _page(request, papers_qs)
-    papers = list(page.object_list)
-    return render(
-        request,
-        "dailies/paper_index.html",
-        {
-            **_search_context(params, papers),
-            "page": page,
-            "papers": papers,
-            "filter_topic": _topic(params.topic),
-        },
-    )
-
-
-def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
-    language = get_language()
-    results = search(
-        params.q,
-        topic=params.topic,
-        track=params.track,
-        date_from=params.date_from,
-        date_to=params.date_to,
-        language=language,
-    )
-    # "Search instead for …": the query as typed, without the spelling correction. A
-    # corrected query is one whose words matched nothing as typed.
-    did_you_mean = results.corrected if request.GET.get("exact") == "1" else None
-    if did_you_mean:
-        results = search(None, language=language)
-    page = _page(request, results)
-    pairs = ordered_papers(page.object_list, selectors.index_papers())
-    papers = [paper for paper, _ in pairs]
-    return render(
-        request,
-        "dailies/paper_index.html",
-        {
-            **_search_context(params, papers),
-            "page": page,
-            "results": results,
-            "rows": result_rows(pairs, results.highlighter, language),
-            "did_you_mean": did_you_mean,
-            "exact_query": params.query_string() + "&exact=1",
-            "suggested_topics": [] if pairs else list(topics_with_papers()[:12]),
-            "filter_topic": _topic(params.topic),
-        },
-    )
-
-
-def _search_context(params: SearchParams, papers: list) -> dict:
-    query = params.query_string()
-    return {
-        "search": params,
-        # Every topic with published papers, in a stable order, whatever the page shows.
-        "chips": topic_chips(list(topics_with_papers()), params),
-        "tracks": page_tracks(papers),
-        "page_query": f"{query}&" if query else "",
-        "clear_filters": params.query_string(topic=None, track=None, from_=None, to=None),
-    }
 
 
 THEME_COOKIE_AGE = 365 * 24 * 3600
@@ -189,25 +110,6 @@ def theme_set(request: HttpRequest, mode: str) -> HttpResponse:
             THEME_COOKIE, mode, max_age=THEME_COOKIE_AGE, samesite="Lax", httponly=True
         )
     return response
-
-
-def _topic(slug: str) -> Topic | None:
-    return Topic.objects.filter(slug=slug).first() if slug else None
-
-
-def topic_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "dailies/topic_index.html", {"topics": topics_with_papers()})
-
-
-def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    """A topic's published papers across days, newest first."""
-    topic = get_object_or_404(Topic, slug=slug)
-    page = _page(request, selectors.index_papers().filter(topics=topic))
-    return render(
-        request,
-        "dailies/topic.html",
-        {"topic": topic, "page": page, "papers": list(page.object_list)},
-    )
 
 
 def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:

@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "axes",
     "papers",
     "dailies",
+    "search",
     "deepdives",
     "subscriptions",
 ]
@@ -227,7 +228,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 15 * 60.0,
     },
     "refresh-stale-search-index": {
-        "task": "dailies.tasks.refresh_stale_search_index",
+        "task": "search.tasks.refresh_stale_search_index",
         "schedule": 2 * 60.0,
     },
     "resume-email-digests": {

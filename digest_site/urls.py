@@ -12,6 +12,7 @@ urlpatterns = [
     path("robots.txt", sitemaps.robots_txt, name="robots"),
     path("sitemap.xml", sitemaps.sitemap, name="sitemap"),
     path("sitemap-<slug:section>.xml", sitemaps.sitemap_section, name="sitemap_section"),
+    path("api/v1/", include("search.api")),
     path("api/v1/", include("dailies.api")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
 ]
@@ -23,6 +24,9 @@ urlpatterns += i18n_patterns(
     # Before dailies: its /<lang>/<track>/ would otherwise take /<lang>/subscribe/.
     path("", include("subscriptions.urls")),
     path("", include("deepdives.urls")),
+    # Before dailies too: /<lang>/papers/, /<lang>/topics/ and /<lang>/feeds/search.atom
+    # would otherwise be taken for a track's pages and feeds.
+    path("", include("search.urls")),
     path("", include("dailies.urls")),
     prefix_default_language=True,
 )

@@ -1,6 +1,6 @@
 """The two search backends: PostgreSQL (weighted tsvectors, GIN, pg_trgm) and SQLite (FTS5).
 
-Both store and match the terms made by ``dailies.search.text``; neither parses text itself.
+Both store and match the terms made by ``search.text``; neither parses text itself.
 Both rank with the same formula, PostgreSQL's ``ts_rank`` with weights A 1.0 (title,
 takeaways, headlines, topic names), B 0.4 (summaries), C 0.2 (abstract, organisations),
 computed against the "any term" form of the query so that every matched term counts the
@@ -31,13 +31,13 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from dailies.models import DailyEntry
-from dailies.search.models import SearchDocument, SearchTerm, SearchWord
 from papers.models import Paper
+from search.models import SearchDocument, SearchTerm, SearchWord
 
 if TYPE_CHECKING:
     import datetime as dt
 
-    from dailies.search.index import IndexDocument
+    from search.index import IndexDocument
 
 MAX_RESULTS = 1000
 EXACT_LIMIT = 1000

@@ -11,8 +11,8 @@ from __future__ import annotations
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from dailies.search.service import Highlighter
-from dailies.search.text import RUN_RE, latin_tokens
+from search.service import Highlighter
+from search.text import RUN_RE, latin_tokens
 
 EXCERPT_CHARS = 180
 # How much text to keep before the first match, so it is read in context.

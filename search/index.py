@@ -1,11 +1,12 @@
 """Keeping the search index in step with what readers may see.
 
 Only papers of published dailies are indexed. The services that change publication
-(``dailies.services``, the demo loader) call ``search_index_refresh_on_commit(paper_ids)``;
-edits to papers and summaries are picked up by ``search_index_refresh_stale()``, which the
-periodic task runs (papers cannot call up into dailies); ``manage.py rebuild_search_index``
-backfills everything. The page and the API also check publication when they read, so a
-stale row can never show an unpublished paper.
+(``dailies.services``, the demo loader) report the papers they change through
+``dailies.extensions.papers_changed``; ``search_index_on_papers_changed`` receives them once
+the change has committed. Edits to papers and summaries are picked up by
+``search_index_refresh_stale()``, which the periodic task runs (papers cannot call up into
+dailies); ``manage.py rebuild_search_index`` backfills everything. The page and the API also
+check publication when they read, so a stale row can never show an unpublished paper.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from dailies.models import DailyEntry
-from dailies.search import backends
-from dailies.search.models import SearchDocument
-from dailies.search.text import Token, tokens
 from dailies.selectors import published_papers
 from digest_site.content import content_version_bump
 from papers.models import Paper, Summary
+from search import backends
+from search.models import SearchDocument
+from search.text import Token, tokens
 
 log = logging.getLogger(__name__)
 
@@ -143,21 +144,14 @@ def search_index_refresh(*, paper_ids: Iterable[int]) -> dict[str, int]:
     return {"indexed": len(docs), "removed": len(gone)}
 
 
-def search_index_refresh_on_commit(paper_ids: Iterable[int]) -> None:
-    """Refresh these papers once the current transaction commits.
+def search_index_on_papers_changed(paper_ids: list[int]) -> None:
+    """Refresh the papers a committed change of dailies touched (registered with
+    ``dailies.extensions.register_on_papers_changed``, which runs it on commit).
 
-    A failure is logged, not raised: publication has already committed, and the stale
+    A failure is logged there, not raised: publication has already committed, and the stale
     sweep or ``manage.py rebuild_search_index`` repairs the index.
     """
-    ids = sorted(set(paper_ids))
-    if ids:
-        content_version_bump()
-        transaction.on_commit(lambda: search_index_refresh(paper_ids=ids), robust=True)
-
-
-def daily_paper_ids(daily_id: int) -> list[int]:
-    """The papers of one daily (one query): what a change to its publication affects."""
-    return list(DailyEntry.objects.filter(daily_id=daily_id).values_list("paper_id", flat=True))
+    search_index_refresh(paper_ids=paper_ids)
 
 
 def stale_paper_ids() -> list[int]:

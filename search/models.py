@@ -1,9 +1,12 @@
 """The search index: one row per published paper, plus the vocabulary it uses.
 
-Written only by ``dailies.search.index``; read only by ``dailies.search.backends``. On
-PostgreSQL the weighted tsvectors live in ``SearchDocument`` with GIN indexes; on SQLite the
-same terms live in the FTS5 table ``dailies_search_fts`` (rowid = paper id), created by
-migration 0004 on SQLite only, and the vector columns stay NULL.
+Written only by ``search.index``; read only by ``search.backends``. On PostgreSQL the
+weighted tsvectors live in ``SearchDocument`` with GIN indexes; on SQLite the same terms live
+in the FTS5 table ``dailies_search_fts`` (rowid = paper id), and the vector columns stay NULL.
+
+The tables, their indexes and the FTS5 table keep the names dailies' migration 0004 gave them
+when the index lived in dailies: this app took the models over by state-only migrations
+(dailies 0008, search 0001), so a database keeps its rows and nothing is rebuilt.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ class SearchDocument(models.Model):
     )
     last_appeared = models.DateField(help_text="The newest published daily it appeared in.")
     # PostgreSQL only. Title, takeaways, headlines and topic names weigh A, summaries B,
-    # abstract and organisations C. GIN-indexed by migration 0004 (PostgreSQL only).
+    # abstract and organisations C. GIN-indexed by dailies migration 0004 (PostgreSQL only).
     vector = SearchVectorField(null=True, editable=False)
     # PostgreSQL only: the A fields alone, small enough to stay inline; it picks the
     # candidates worth ranking when a query word is in a large part of the corpus.
@@ -28,6 +31,7 @@ class SearchDocument(models.Model):
     indexed_at = models.DateTimeField()
 
     class Meta:
+        db_table = "dailies_searchdocument"
         indexes = [
             # "newest first" among the matches of a very common query (PostgreSQL pool)
             models.Index(fields=["-last_appeared", "-paper"], name="dailies_search_recent_idx"),
@@ -47,6 +51,9 @@ class SearchTerm(models.Model):
     term = models.CharField(max_length=64, primary_key=True)
     documents = models.PositiveIntegerField(default=0)
 
+    class Meta:
+        db_table = "dailies_searchterm"
+
     def __str__(self) -> str:
         return f"{self.term} ({self.documents})"
 
@@ -61,6 +68,9 @@ class SearchWord(models.Model):
 
     word = models.CharField(max_length=64, primary_key=True)
     term = models.CharField(max_length=64)
+
+    class Meta:
+        db_table = "dailies_searchword"
 
     def __str__(self) -> str:
         return f"{self.word} → {self.term}"

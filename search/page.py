@@ -7,17 +7,17 @@ import datetime as dt
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import QueryDict
 from django.utils.safestring import SafeString
 
 from dailies.models import DailyEntry
-from dailies.search.backends import Filters, Hit
-from dailies.search.highlight import best_excerpt, highlight
-from dailies.search.service import Highlighter
-from dailies.search.text import normalise_query
-from dailies.selectors import index_papers, parse_date, published_papers
+from dailies.selectors import index_papers, parse_date
 from papers.models import Paper, Topic
+from search.backends import Filters, Hit
+from search.highlight import best_excerpt, highlight
+from search.service import Highlighter
+from search.text import normalise_query
 
 
 @dataclass(frozen=True)
@@ -156,13 +156,3 @@ def page_tracks(papers: list[Paper]) -> list:
         for entry in getattr(paper, "published_entries", []):
             tracks.setdefault(entry.daily.track.slug, entry.daily.track)
     return sorted(tracks.values(), key=lambda t: (t.position, t.slug))
-
-
-def topics_with_papers() -> QuerySet[Topic]:
-    """Topics that have published papers, the most papers first, each with ``n`` (lazy)."""
-    published = published_papers().values("pk")
-    return (
-        Topic.objects.annotate(n=Count("papers", filter=Q(papers__in=published)))
-        .filter(n__gt=0)
-        .order_by("-n", "name_en")
-    )

@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from dailies.search import backends
-from dailies.search.backends import Match
-from dailies.search.text import tokens
 from dailies.selectors import published_papers
 from papers.models import Paper
+from search import backends
+from search.backends import Match
+from search.text import tokens
 
 # How many related papers a paper page lists, and how many terms the query uses.
 RELATED_PAPERS = 5

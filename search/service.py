@@ -20,10 +20,10 @@ from typing import TypeVar
 
 from django.db.models import QuerySet
 
-from dailies.search import backends
-from dailies.search.backends import MAX_RESULTS, Filters, Hit, Match
-from dailies.search.text import QueryTerm, normalise_query, parse_query, tokens
 from papers.models import Paper
+from search import backends
+from search.backends import MAX_RESULTS, Filters, Hit, Match
+from search.text import QueryTerm, normalise_query, parse_query, tokens
 
 P = TypeVar("P", bound=Paper)
 
@@ -93,7 +93,7 @@ class SearchResults:
 
 @dataclass(frozen=True)
 class Highlighter:
-    """Decides which words of a text the query matched (see ``dailies.search.highlight``)."""
+    """Decides which words of a text the query matched (see ``search.highlight``)."""
 
     terms: Sequence[QueryTerm]
     prefixes: Sequence[str] = ()

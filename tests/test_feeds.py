@@ -15,13 +15,13 @@ from django.utils import timezone
 
 from dailies.feeds import FEED_ITEMS
 from dailies.models import Daily
-from dailies.search.index import search_index_refresh
 from dailies.services import daily_unpublish
 from deepdives.models import ReferenceCode
 from deepdives.registry import PROGRAMS
 from deepdives.services import reference_sync
 from digest_site.content import content_version_bump
 from papers.models import Summary
+from search.index import search_index_refresh
 from tests.factories import make_daily, make_paper, make_track
 
 DEMO_FEEDS = [

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from dailies.related import RELATED_PAPERS
+from search.related import RELATED_PAPERS
 from tests.factories import make_daily, make_deep_dive, make_paper
 
 PAGES = [

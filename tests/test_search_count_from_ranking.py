@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from dailies.search import backends
-from dailies.search.service import search
 from dailies.services import daily_publish
+from search import backends
+from search.service import search
 from tests.factories import make_daily, make_paper
 
 # Papers with both words (in title, summary or abstract, some several times), with one only.

@@ -9,8 +9,8 @@ import pytest
 from django.db import connection, transaction
 from django.db.utils import DatabaseError
 
-from dailies.search.index import search_index_refresh
-from dailies.search.service import search
+from search.index import search_index_refresh
+from search.service import search
 
 SEARCH_GIN_INDEXES = importlib.import_module(
     "dailies.migrations.0007_search_gin_without_pending_list"

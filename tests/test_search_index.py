@@ -7,12 +7,12 @@ from collections import Counter
 
 from django.core.management import call_command
 
-from dailies.search.index import stale_paper_ids
-from dailies.search.models import SearchDocument, SearchTerm
-from dailies.search.service import search
 from dailies.services import daily_publish, daily_publish_if_due, daily_schedule, daily_unpublish
-from dailies.tasks import refresh_stale_search_index
 from papers.services import summary_set
+from search.index import stale_paper_ids
+from search.models import SearchDocument, SearchTerm
+from search.service import search
+from search.tasks import refresh_stale_search_index
 from tests.factories import make_daily, make_paper
 
 

@@ -9,9 +9,9 @@ import pytest
 from django.db import transaction
 
 from dailies.demo import demo_load
-from dailies.search.index import search_index_refresh
-from dailies.search.service import search
 from papers.models import Paper
+from search.index import search_index_refresh
+from search.service import search
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import datetime as dt
 
 import pytest
 
-from dailies.search import backends
-from dailies.search.service import search
 from dailies.services import daily_publish
+from search import backends
+from search.service import search
 from tests.factories import make_daily, make_paper
 
 # (where the word is, how often): title (A), summary (B), abstract (C), or a mix.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dailies.search.highlight import excerpt, highlight
-from dailies.search.service import Highlighter
-from dailies.search.text import MAX_QUERY_CHARS, parse_query, terms
+from search.highlight import excerpt, highlight
+from search.service import Highlighter
+from search.text import MAX_QUERY_CHARS, parse_query, terms
 
 
 def _hl(query: str) -> Highlighter:

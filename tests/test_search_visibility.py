@@ -7,11 +7,11 @@ import datetime as dt
 
 import pytest
 
-from dailies.search.backends import current
-from dailies.search.index import IndexDocument
-from dailies.search.models import SearchDocument
 from dailies.services import daily_publish, daily_unpublish
 from papers.models import Paper
+from search.backends import current
+from search.index import IndexDocument
+from search.models import SearchDocument
 from tests.factories import make_daily, make_paper
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from dailies.extensions import papers_changed
 from dailies.models import Daily, DailyEntry
-from dailies.search.index import search_index_refresh_on_commit
 from dailies.services import daily_publish
 from papers.drafting.service import glossary_seed
 from papers.identity import canonical_id
@@ -156,5 +156,5 @@ def demo_load() -> dict[str, int]:
         _load_daily(d, intros[str(d["date"])], track, papers)
         for d in _toml(DEMO_DIR / "dailies.toml")["daily"]
     ]
-    search_index_refresh_on_commit(p.pk for p in papers.values())
+    papers_changed(p.pk for p in papers.values())
     return {"papers": len(papers), "dailies": len(dailies)}

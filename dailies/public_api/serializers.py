@@ -197,7 +197,7 @@ class PaperSerializer(serializers.Serializer):
             {
                 "slug": t.slug,
                 "name": t.name(lang),
-                "url": _absolute(self, reverse("dailies:topic", args=[t.slug])),
+                "url": _absolute(self, reverse("search:topic", args=[t.slug])),
             }
             for t in paper.topics.all()
         ]
@@ -498,7 +498,7 @@ class TopicSerializer(serializers.Serializer):
         return topic.name(_lang(self))
 
     def get_url(self, topic) -> str:
-        return _absolute(self, reverse("dailies:topic", args=[topic.slug]))
+        return _absolute(self, reverse("search:topic", args=[topic.slug]))
 
     def get_papers_api_url(self, topic) -> str:
         return _absolute(self, f"{reverse('api:paper-list')}?topic={topic.slug}&lang={_lang(self)}")

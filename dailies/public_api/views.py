@@ -21,7 +21,6 @@ from dailies.public_api.common import (
     LanguageMixin,
 )
 from dailies.public_api.filters import DailyFilter, PaperFilter
-from dailies.search.page import topics_with_papers
 from papers.models import Paper
 
 
@@ -152,4 +151,4 @@ class TopicViewSet(LanguageMixin, mixins.ListModelMixin, viewsets.GenericViewSet
     serializer_class = serializers.TopicSerializer
 
     def get_queryset(self):
-        return topics_with_papers()
+        return selectors.topics_with_papers()

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from dailies.search.index import search_index_rebuild, search_index_refresh_stale
 from dailies.selectors import published_papers
+from search.index import search_index_rebuild, search_index_refresh_stale
 
 
 class Command(BaseCommand):

@@ -1,0 +1,102 @@
+"""Public pages of search: the cross-day index of papers and its search, and the topics."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.translation import get_language
+
+from dailies import selectors
+from dailies.views import page_or_404
+from papers.models import Topic
+from search.page import SearchParams, browse, page_tracks, result_rows, topic_chips
+from search.service import ordered_papers, search
+
+
+def paper_index(request: HttpRequest) -> HttpResponse:
+    """The cross-day index; with ``q`` a ranked search, with filters only the index narrowed.
+
+    Without parameters it is the plain index, at its pinned query count: the topic chips
+    and track choices come from the papers already on the page.
+    """
+    params = SearchParams.from_query(request.GET)
+    if params.q:
+        return _search_results(request, params)
+    papers_qs = browse(params.filters) if params.active else selectors.index_papers()
+    page = page_or_404(request, papers_qs)
+    papers = list(page.object_list)
+    return render(
+        request,
+        "search/paper_index.html",
+        {
+            **_search_context(params, papers),
+            "page": page,
+            "papers": papers,
+            "filter_topic": _topic(params.topic),
+        },
+    )
+
+
+def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
+    language = get_language()
+    results = search(
+        params.q,
+        topic=params.topic,
+        track=params.track,
+        date_from=params.date_from,
+        date_to=params.date_to,
+        language=language,
+    )
+    # "Search instead for …": the query as typed, without the spelling correction. A
+    # corrected query is one whose words matched nothing as typed.
+    did_you_mean = results.corrected if request.GET.get("exact") == "1" else None
+    if did_you_mean:
+        results = search(None, language=language)
+    page = page_or_404(request, results)
+    pairs = ordered_papers(page.object_list, selectors.index_papers())
+    papers = [paper for paper, _ in pairs]
+    return render(
+        request,
+        "search/paper_index.html",
+        {
+            **_search_context(params, papers),
+            "page": page,
+            "results": results,
+            "rows": result_rows(pairs, results.highlighter, language),
+            "did_you_mean": did_you_mean,
+            "exact_query": params.query_string() + "&exact=1",
+            "suggested_topics": [] if pairs else list(selectors.topics_with_papers()[:12]),
+            "filter_topic": _topic(params.topic),
+        },
+    )
+
+
+def _search_context(params: SearchParams, papers: list) -> dict:
+    query = params.query_string()
+    return {
+        "search": params,
+        # Every topic with published papers, in a stable order, whatever the page shows.
+        "chips": topic_chips(list(selectors.topics_with_papers()), params),
+        "tracks": page_tracks(papers),
+        "page_query": f"{query}&" if query else "",
+        "clear_filters": params.query_string(topic=None, track=None, from_=None, to=None),
+    }
+
+
+def _topic(slug: str) -> Topic | None:
+    return Topic.objects.filter(slug=slug).first() if slug else None
+
+
+def topic_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "search/topic_index.html", {"topics": selectors.topics_with_papers()})
+
+
+def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A topic's published papers across days, newest first."""
+    topic = get_object_or_404(Topic, slug=slug)
+    page = page_or_404(request, selectors.index_papers().filter(topics=topic))
+    return render(
+        request,
+        "search/topic.html",
+        {"topic": topic, "page": page, "papers": list(page.object_list)},
+    )
