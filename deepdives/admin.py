@@ -11,6 +11,7 @@ from audit.admin import audit_history_panel
 from dailies.admin import EditorsOnlyOncePublic, ServiceErrorsAsMessages
 from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
+from deepdives.registry import PROGRAMS
 from deepdives.text import render_markdown
 
 # The longest Markdown the live preview renders (characters); a longer text is refused,
@@ -139,6 +140,8 @@ class ReferenceCodeAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
         fields = list(super().get_readonly_fields(request, obj))
         if not services.user_may_publish_deep_dives(request.user):
             fields.append("paper")
+        if obj is not None and obj.slug in PROGRAMS:
+            fields.append("slug")  # the registry's name for it
         return fields
 
     def get_actions(self, request):
@@ -148,10 +151,7 @@ class ReferenceCodeAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
         return actions
 
     def save_model(self, request, obj, form, change) -> None:
-        if change:
-            services.reference_code_save(code=obj, user=request.user)
-        else:
-            super().save_model(request, obj, form, change)
+        services.reference_code_save(code=obj, user=request.user)
 
     def delete_model(self, request, obj) -> None:
         services.reference_code_delete(code=obj, user=request.user)

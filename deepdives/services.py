@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -33,28 +33,48 @@ OUTPUT_LIMIT = 64_000  # characters of a program's output kept in the database
 
 @transaction.atomic
 def reference_sync() -> list[ReferenceCode]:
-    """Create or update one row per registered program; rows of unregistered ones stay but
-    can no longer run."""
+    """One row per registered program; rows of unregistered ones stay but can no longer run.
+
+    The registry owns what runs (the module) and keeps it in step on every sync. The name,
+    the descriptions and the paper link are only seeded from it when the row is made: from
+    then on they are the editors' (the admin edits them), and a sync — every verification
+    runs one — leaves them alone. A link the registry names but could not make yet (the
+    paper was not ingested when the row was made) is made once the paper exists."""
     papers = {
         p.slug: p
         for p in Paper.objects.filter(
             slug__in=[p.paper_slug for p in PROGRAMS.values() if p.paper_slug]
         )
     }
-    rows = []
+    stored = {row.slug: row for row in ReferenceCode.objects.filter(slug__in=list(PROGRAMS))}
+    rows, changed = [], False
     for program in PROGRAMS.values():
-        row, _ = ReferenceCode.objects.update_or_create(
-            slug=program.name,
-            defaults={
-                "name": program.system,
-                "module": program.module,
-                "paper": papers.get(program.paper_slug),
-                "description_en": program.summary_en,
-                "description_zh": program.summary_zh,
-            },
-        )
+        paper = papers.get(program.paper_slug)
+        row = stored.get(program.name)
+        if row is None:
+            row = ReferenceCode.objects.create(
+                slug=program.name,
+                name=program.system,
+                module=program.module,
+                paper=paper,
+                description_en=program.summary_en,
+                description_zh=program.summary_zh,
+            )
+            changed = True
+        else:
+            fields = []
+            if row.module != program.module:
+                row.module = program.module
+                fields.append("module")
+            if row.paper_id is None and paper is not None:
+                row.paper = paper
+                fields.append("paper")
+            if fields:
+                row.save(update_fields=fields)
+                changed = True
         rows.append(row)
-    content_version_bump()
+    if changed:
+        content_version_bump()
     return rows
 
 
@@ -299,23 +319,37 @@ def deep_dive_delete(*, deep_dive: DeepDive, user) -> None:
 
 @transaction.atomic
 def reference_code_save(*, code: ReferenceCode, user) -> ReferenceCode:
-    """Edit a reference program's row (links and descriptions) from an instance holding the
-    new values. Which paper it belongs to decides where readers see it: only editors move
-    it, and only they edit a program readers can see."""
-    stored = ReferenceCode.objects.select_for_update().get(pk=code.pk)
-    changes = audit_diff(before=stored, after=code)
-    if not changes:
+    """Create or edit a reference program's row (name, descriptions, paper) from an instance
+    holding the new values. Which paper it belongs to decides where readers see it: only
+    editors set or move it, and only they make or edit a program readers can see. A
+    registered program's slug is the registry's."""
+    stored = None
+    if code.pk is not None:
+        stored = ReferenceCode.objects.select_for_update().get(pk=code.pk)
+    changes = audit_diff(before=stored or ReferenceCode(), after=code)
+    if stored is not None and not changes:
         return code
-    public = reference_code_is_public(stored)
-    if not user_may_publish_deep_dives(user):
-        if "paper" in changes:
-            raise PermissionDenied(
-                _("Only editors may change which paper a reference program belongs to.")
-            )
-        if public:
-            raise _deny_published(stored)
+    if stored is not None and "slug" in changes and stored.slug in PROGRAMS:
+        raise ValidationError(
+            {"slug": _("A registered program's name is the registry's: rename it there.")}
+        )
+    may_publish = user_may_publish_deep_dives(user)
+    if "paper" in changes and not may_publish:
+        raise PermissionDenied(
+            _("Only editors may change which paper a reference program belongs to.")
+        )
+    public = stored is not None and reference_code_is_public(stored)
+    if public and not may_publish:
+        raise _deny_published(stored)
+    if stored is None and code.slug in PROGRAMS:
+        code.module = PROGRAMS[code.slug].module  # the registry's, as the sync sets it
     code.full_clean()
     code.save()
+    if stored is None:
+        # Readers see a registered program's row (the code pages list no other).
+        public = code.slug in PROGRAMS and reference_code_is_public(code)
+        if public and not may_publish:
+            raise _deny_published(code)
     if public or "paper" in changes:
         audit_record(user=user, action=Action.EDIT, obj=code, changes=changes)
     return code

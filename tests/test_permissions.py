@@ -318,6 +318,42 @@ def test_only_an_editor_may_change_which_paper_a_program_belongs_to(db, editor, 
     assert (record.user, record.changes) == (editor, {"paper": [paper.pk, other.pk]})
 
 
+def _add_program(client, slug: str):
+    return client.post(
+        reverse("admin:deepdives_referencecode_add"),
+        {"slug": slug, "name": slug.title(), "description_en": "Typed.", "description_zh": ""},
+    )
+
+
+def test_a_new_program_row_readers_would_see_is_added_by_an_editor_only(
+    db, editor, contributor, editor_client, contributor_client
+):
+    from django.contrib.auth.models import Permission
+
+    for user in (editor, contributor):
+        user.user_permissions.add(
+            *Permission.objects.filter(codename__in=["add_referencecode", "view_referencecode"])
+        )
+    # "hilo" is registered and not synced yet: its row would be on the code pages at once.
+    response = _add_program(contributor_client, "hilo")
+    assert response.status_code == 302
+    assert not ReferenceCode.objects.filter(slug="hilo").exists()
+    assert not AuditRecord.objects.exists()
+    # A row no registered program has is never shown: contributors may type one.
+    assert _add_program(contributor_client, "notes").status_code == 302
+    assert ReferenceCode.objects.filter(slug="notes").exists()
+    assert not AuditRecord.objects.exists()
+    assert _add_program(editor_client, "hilo").status_code == 302
+    row = ReferenceCode.objects.get(slug="hilo")
+    assert row.module == "deepdives.reference.hilo"
+    record = AuditRecord.objects.get()
+    assert (record.user, record.object_id, record.changes["description_en"]) == (
+        editor,
+        str(row.pk),
+        ["", "Typed."],
+    )
+
+
 # contributors keep their job ---------------------------------------------------------------
 
 

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 from deepdives import registry, services
 from deepdives.models import ReferenceCode
 from deepdives.registry import Program
 from deepdives.tasks import verify_reference_code
+from digest_site.content import content_version
+from tests.factories import make_paper
 
 PROGRAMS_DIR = Path(__file__).resolve().parent / "programs"
 
@@ -119,3 +123,70 @@ def test_the_command_verifies_only_the_programs_it_is_given(db):
     statuses = dict(ReferenceCode.objects.values_list("slug", "last_status"))
     assert statuses["zipfusion"] == "passed"
     assert statuses["hilo"] == "never"
+
+
+def test_an_editors_texts_and_link_survive_the_next_verification(db, editor):
+    """The registry seeds a program's name, descriptions and paper; an editor's edit of them
+    in the admin outlives the sync every verification runs."""
+    paper = make_paper("zipfusion")
+    other = make_paper("other")
+    services.reference_sync()
+    row = ReferenceCode.objects.get(slug="zipfusion")
+    assert row.paper == paper and row.description_en == registry.PROGRAMS["zipfusion"].summary_en
+    row.name = "ZipFusion (BF16)"
+    row.description_en = "An editor's description."
+    row.description_zh = "编辑写的说明。"
+    row.paper = other
+    services.reference_code_save(code=row, user=editor)
+    call_command("verify_reference", "zipfusion", verbosity=0)
+    row = ReferenceCode.objects.get(slug="zipfusion")
+    assert row.last_status == ReferenceCode.RunStatus.PASSED, row.last_error
+    assert (row.name, row.description_en, row.description_zh, row.paper) == (
+        "ZipFusion (BF16)",
+        "An editor's description.",
+        "编辑写的说明。",
+        other,
+    )
+
+
+def test_the_sync_keeps_the_registrys_module_and_makes_a_link_it_could_not_make_before(
+    db, monkeypatch
+):
+    services.reference_sync()
+    row = ReferenceCode.objects.get(slug="zipfusion")
+    assert row.paper is None  # its paper was not ingested yet
+    paper = make_paper("zipfusion")
+    moved = dataclasses.replace(registry.PROGRAMS["zipfusion"], module="tests.programs.envprobe")
+    monkeypatch.setitem(registry.PROGRAMS, "zipfusion", moved)
+    before = content_version()
+    services.reference_sync()
+    row.refresh_from_db()
+    assert (row.module, row.paper) == ("tests.programs.envprobe", paper)
+    assert content_version() != before  # the code pages show the change
+    unchanged = content_version()
+    services.reference_sync()
+    assert content_version() == unchanged  # nothing changed: cached pages stay
+
+
+def test_a_registered_programs_name_in_urls_is_the_registrys(db, editor):
+    services.reference_sync()
+    row = ReferenceCode.objects.get(slug="zipfusion")
+    row.slug = "zip"
+    with pytest.raises(ValidationError, match="registry"):
+        services.reference_code_save(code=row, user=editor)
+    assert ReferenceCode.objects.filter(slug="zipfusion").exists()
+
+
+def test_the_periodic_task_syncs_keeps_edits_and_queues_one_verification_a_program(
+    db, eager_tasks, editor, monkeypatch
+):
+    from deepdives import tasks
+
+    services.reference_sync()
+    row = ReferenceCode.objects.get(slug="hilo")
+    row.description_en = "Edited in the admin."
+    services.reference_code_save(code=row, user=editor)
+    queued = []
+    monkeypatch.setattr(tasks.verify_reference_code, "delay", queued.append)
+    assert tasks.verify_all_reference_code.delay().get() == list(registry.PROGRAMS) == queued
+    assert ReferenceCode.objects.get(slug="hilo").description_en == "Edited in the admin."
