@@ -12,6 +12,12 @@ versions are at least a second apart so that a client echoing a Last-Modified ne
 a newer version (HTTP dates count whole seconds). In a burst of bumps the time runs ahead of
 the clock by at most ``MAX_LEAD_NS``; the page cache sends no Last-Modified until the clock
 catches up (the ETag still works).
+
+Each process remembers the token it last read or made. ``content_version(max_age)`` answers
+from that memory while it is younger than ``max_age`` seconds (the page cache passes
+``PAGE_CACHE_VERSION_RECHECK_MS``), so a cached page needs no round trip to the cache. A
+bump in this process replaces the memory at once; a bump in another process (another
+worker, Celery) is seen here once the memory is older than ``max_age``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ VERSION_KEY = "content:version"
 VERSION_TIMEOUT = None
 _SECOND_NS = 1_000_000_000
 MAX_LEAD_NS = 5 * _SECOND_NS
+_NEVER = float("-inf")
+# The token this process last read or made, and when (time.monotonic()).
+_seen: tuple[str | None, float] = (None, _NEVER)
 
 
 def _new_token(previous: str | None) -> str:
@@ -48,12 +57,22 @@ def version_time_ns(token: str) -> int | None:
         return None
 
 
-def content_version() -> str:
-    """The current token; a first call makes one. Raises the cache's errors (the page cache
-    treats them as "cache unavailable")."""
+def _remember(token: str | None) -> None:
+    global _seen
+    _seen = (token, time.monotonic() if token is not None else _NEVER)
+
+
+def content_version(max_age: float = 0.0) -> str:
+    """The current token; a first call makes one. With ``max_age`` (seconds), the token this
+    process read or made less than that long ago, without asking the cache. Raises the
+    cache's errors (the page cache treats them as "cache unavailable")."""
+    token, read_at = _seen
+    if token is not None and time.monotonic() - read_at < max_age:
+        return token
     token = cache.get(VERSION_KEY)
     if token is None:
         token = content_version_init()
+    _remember(token)
     return token
 
 
@@ -65,9 +84,13 @@ def content_version_init() -> str:
 
 def _bump() -> None:
     try:
-        cache.set(VERSION_KEY, _new_token(cache.get(VERSION_KEY)), VERSION_TIMEOUT)
+        token = _new_token(cache.get(VERSION_KEY))
+        cache.set(VERSION_KEY, token, VERSION_TIMEOUT)
     except Exception as error:  # a cache outage must not fail the write that bumps
+        _remember(None)  # the next request asks the cache (and renders uncached if it is down)
         log.warning("content version: not bumped (%s); cached pages may be stale", error)
+    else:
+        _remember(token)
 
 
 def content_version_bump() -> None:

@@ -3,11 +3,21 @@ static file.
 
 ``PageCacheMiddleware`` sits right after WhiteNoise, before sessions, CSRF and auth. For an
 anonymous reader (no session or messages cookie, no ``Authorization`` header) asking for a
-public page, it answers from the cache: one round trip fetches the content version and the
-stored response, already compressed for the client. On a miss it lets the page render and,
-if the response is public (200, no Set-Cookie, not private/no-store, varying on nothing
-personal), stores it in identity, gzip and brotli forms under the URL, the language and the
-content version (``digest_site.content``). Bumping the version retires every stored page.
+public page, it answers from the cache. On a miss it lets the page render and, if the
+response is public (200, no Set-Cookie, not private/no-store, varying on nothing personal),
+stores it in identity, gzip and brotli forms under the URL, the language and the content
+version (``digest_site.content``). Bumping the version retires every stored page.
+
+Two tiers: the shared cache (Redis in production), and in each process the pages it served
+last (``PAGE_CACHE_LOCAL_BYTES`` of bodies), ready to send with their headers built. A hit
+in the local tier costs no round trip: the content version comes from the process's memory
+of it while that is younger than ``PAGE_CACHE_VERSION_RECHECK_MS``, and from the cache
+otherwise (one small GET). Staleness is bounded by that one setting: a bump in this process
+(a publish, an edit in the admin) takes effect at once, since it replaces the memory; a bump
+in another process (another worker, a Celery task) reaches this process's readers at most
+``PAGE_CACHE_VERSION_RECHECK_MS`` later — until then they get the page, ETag and
+Last-Modified of the version before. With 0 (the default outside production) every request
+reads the version.
 
 Every public response gets ``Cache-Control: public, max-age=…, stale-while-revalidate=…``,
 a weak ETag and a Last-Modified derived from the version and the URL, and a 304 when the
@@ -21,8 +31,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode
 
 import brotli
@@ -35,12 +48,7 @@ from django.utils.http import http_date, parse_etags, parse_http_date_safe
 from django.utils.text import compress_string
 from django.utils.translation import get_language_from_request
 
-from digest_site.content import (
-    VERSION_KEY,
-    content_version_bump,
-    content_version_init,
-    version_time_ns,
-)
+from digest_site.content import content_version, content_version_bump, version_time_ns
 
 log = logging.getLogger(__name__)
 
@@ -105,13 +113,85 @@ def compressed(body: bytes, encoding: str) -> bytes:
     return body
 
 
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A stored response as this process sends it: its headers validated once, the dates of
+    its validators formatted once."""
+
+    status: int
+    # Header name (lower case) → (name, value), as ``HttpResponse.headers`` keeps them.
+    headers: dict[str, tuple[str, str]]
+    body: bytes
+    etag: str | None
+    modified_ns: int | None
+    last_modified: str | None
+    size: int
+
+    @classmethod
+    def of(cls, entry: tuple) -> Ready:
+        status, headers, body, etag, modified_ns = entry
+        response = HttpResponse(status=status)
+        for name, value in headers:
+            response[name] = value
+        response["Content-Length"] = str(len(body))
+        if etag is not None:
+            response["ETag"] = etag
+        last_modified = None
+        if modified_ns is not None:
+            last_modified = http_date(modified_ns // 1_000_000_000)
+        return cls(
+            status=status,
+            headers=dict(response.headers._store),
+            body=body,
+            etag=etag,
+            modified_ns=modified_ns,
+            last_modified=last_modified,
+            size=len(body),
+        )
+
+
+class LocalPages:
+    """The pages this process served last, of one content version, at most ``max_bytes`` of
+    bodies (the least recently served go first)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.version: str | None = None
+        self.pages: OrderedDict[str, Ready] = OrderedDict()
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def get(self, version: str, key: str) -> Ready | None:
+        with self.lock:
+            if version != self.version:
+                self.version, self.size = version, 0
+                self.pages.clear()
+                return None
+            ready = self.pages.get(key)
+            if ready is not None:
+                self.pages.move_to_end(key)
+            return ready
+
+    def put(self, version: str, key: str, ready: Ready) -> None:
+        if ready.size > self.max_bytes:
+            return
+        with self.lock:
+            if version != self.version:
+                return  # a newer version was seen meanwhile: this page is already retired
+            previous = self.pages.pop(key, None)
+            self.size += ready.size - (previous.size if previous else 0)
+            self.pages[key] = ready
+            while self.size > self.max_bytes:
+                _key, oldest = self.pages.popitem(last=False)
+                self.size -= oldest.size
+
+
 class PageCacheMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
         self.allowed, self.excluded = _cacheable_prefixes()
         self.languages = {code for code, _name in settings.LANGUAGES}
-        # The version this process saw last: a hit asks for it and the page in one trip.
-        self.last_version: str | None = None
+        self.local = LocalPages(settings.PAGE_CACHE_LOCAL_BYTES)
         self.cache_down_until = 0.0
 
     # -- the request ---------------------------------------------------------------------
@@ -138,7 +218,9 @@ class PageCacheMiddleware:
     def page_key(self, request: HttpRequest) -> str:
         """URL (path and normalised query), language and the cookies pages read (the
         theme), hashed to a fixed length."""
-        query = urlencode(sorted(parse_qsl(request.META.get("QUERY_STRING", ""), True)))
+        query = request.META.get("QUERY_STRING", "")
+        if query:
+            query = urlencode(sorted(parse_qsl(query, True)))
         prefix = request.path.split("/", 2)[1]
         language = prefix if prefix in self.languages else get_language_from_request(request)
         cookies = "|".join(
@@ -160,19 +242,21 @@ class PageCacheMiddleware:
         self.cache_down_until = time.monotonic() + settings.PAGE_CACHE_RETRY_S
         log.warning("page cache: %s failed (%s); rendering uncached", what, error)
 
-    def _lookup(self, key: str, encoding: str) -> tuple[str | None, tuple | None]:
-        """The content version and the stored response for ``key`` (either may be None)."""
+    def _lookup(self, key: str, encoding: str) -> tuple[str | None, Ready | None]:
+        """The content version and the stored response for ``key`` (either may be None):
+        from this process's tier, else from the cache."""
         if not self._cache_usable():
             return None, None
         try:
-            last = self.last_version
-            wanted = [VERSION_KEY] + ([self._stored_key(last, key, encoding)] if last else [])
-            found = cache.get_many(wanted)
-            version = found.get(VERSION_KEY) or content_version_init()
-            if version == last:
-                return version, found.get(wanted[-1])
-            self.last_version = version
-            return version, cache.get(self._stored_key(version, key, encoding))
+            version = content_version(settings.PAGE_CACHE_VERSION_RECHECK_MS / 1000)
+            stored_key = self._stored_key(version, key, encoding)
+            ready = self.local.get(version, stored_key)
+            if ready is None:
+                entry = cache.get(stored_key)
+                if entry is not None:
+                    ready = Ready.of(entry)
+                    self.local.put(version, stored_key, ready)
+            return version, ready
         except Exception as error:  # any cache error means "render uncached"
             self._cache_failed("reading", error)
             return None, None
@@ -180,13 +264,14 @@ class PageCacheMiddleware:
     def _store(self, version: str, key: str, entries: dict[str, tuple]) -> None:
         if not self._cache_usable():
             return
+        stored = {self._stored_key(version, key, enc): entry for enc, entry in entries.items()}
         try:
-            cache.set_many(
-                {self._stored_key(version, key, enc): entry for enc, entry in entries.items()},
-                settings.PAGE_CACHE_TIMEOUT,
-            )
+            cache.set_many(stored, settings.PAGE_CACHE_TIMEOUT)
         except Exception as error:  # the cache is down: render uncached
             self._cache_failed("storing", error)
+            return
+        for stored_key, entry in stored.items():
+            self.local.put(version, stored_key, Ready.of(entry))
 
     # -- the response --------------------------------------------------------------------
 
@@ -196,16 +281,16 @@ class PageCacheMiddleware:
             return self._finish_uncacheable(request, response)
         key = self.page_key(request)
         encoding = accepted_encoding(request.META.get("HTTP_ACCEPT_ENCODING", ""))
-        version, entry = self._lookup(key, encoding)
-        if entry is not None:
-            return self._respond(request, entry)
+        version, ready = self._lookup(key, encoding)
+        if ready is not None:
+            return self._respond(request, ready)
         response = self.get_response(request)
         if not self._is_public(request, response):
             return self._finish_uncacheable(request, response)
         entries = self._entries(response, version or "", key)
         if version is not None and request.method == "GET":
             self._store(version, key, entries)
-        return self._respond(request, entries.get(encoding) or entries[""])
+        return self._respond(request, Ready.of(entries.get(encoding) or entries[""]))
 
     def _is_public(self, request: HttpRequest, response: HttpResponseBase) -> bool:
         """A response any anonymous reader may get: nothing personal, nothing secret."""
@@ -268,37 +353,40 @@ class PageCacheMiddleware:
             )
         return entries
 
-    def _respond(self, request: HttpRequest, entry: tuple) -> HttpResponseBase:
-        status, headers, body, etag, modified_ns = entry
-        last_modified = None
-        if modified_ns is not None and modified_ns <= time.time_ns():
+    def _respond(self, request: HttpRequest, ready: Ready) -> HttpResponseBase:
+        last_modified = ready.last_modified
+        if last_modified is not None and ready.modified_ns > time.time_ns():
             # A version made in a burst may be dated a little ahead; never claim the future.
-            last_modified = modified_ns // 1_000_000_000
-        if etag is not None and self._not_modified(request, etag, last_modified):
+            last_modified = None
+        etag = ready.etag
+        if etag is not None and self._not_modified(request, etag, ready.modified_ns, last_modified):
             response = HttpResponseNotModified()
-            for name, value in headers:
-                if name.lower() in ("cache-control", "vary", "content-language"):
-                    response[name] = value
+            for name in ("cache-control", "vary", "content-language", "etag"):
+                if name in ready.headers:
+                    response.headers._store[name] = ready.headers[name]
         else:
-            response = HttpResponse(b"" if request.method == "HEAD" else body, status=status)
-            for name, value in headers:
-                response[name] = value
-            response["Content-Length"] = str(len(body))
-        if etag is not None:
-            response["ETag"] = etag
+            response = HttpResponse(b"" if request.method == "HEAD" else ready.body)
+            response.status_code = ready.status
+            # Validated when the page was stored: copied, not set one by one.
+            response.headers._store = ready.headers.copy()
         if last_modified is not None:
-            response["Last-Modified"] = http_date(last_modified)
+            response.headers._store["last-modified"] = ("Last-Modified", last_modified)
         return response
 
     @staticmethod
-    def _not_modified(request: HttpRequest, etag: str, last_modified: int | None) -> bool:
+    def _not_modified(
+        request: HttpRequest, etag: str, modified_ns: int | None, last_modified: str | None
+    ) -> bool:
         if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
         if if_none_match is not None:
             tags = parse_etags(if_none_match)
             bare = etag.removeprefix("W/")
             return "*" in tags or any(t.removeprefix("W/") == bare for t in tags)
-        since = parse_http_date_safe(request.META.get("HTTP_IF_MODIFIED_SINCE", ""))
-        return since is not None and last_modified is not None and last_modified <= since
+        if_modified_since = request.META.get("HTTP_IF_MODIFIED_SINCE")
+        if if_modified_since is None or last_modified is None:
+            return False
+        since = parse_http_date_safe(if_modified_since)
+        return since is not None and modified_ns // 1_000_000_000 <= since
 
     def _finish_uncacheable(
         self, request: HttpRequest, response: HttpResponseBase

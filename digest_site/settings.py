@@ -360,6 +360,14 @@ PAGE_CACHE_MAX_QUERY = 512
 PAGE_CACHE_MAX_BYTES = 2 * 1024 * 1024
 # After a cache error, pages render uncached for this long before the cache is tried again.
 PAGE_CACHE_RETRY_S = float(env_int("PAGE_CACHE_RETRY_MS", 5000, minimum=0)) / 1000
+# How long a process trusts the content version it last read before reading it again: the
+# bound on how late a bump made in another process (worker, Celery) reaches its readers. A
+# bump in the process itself takes effect at once.
+PAGE_CACHE_VERSION_RECHECK_MS = env_int(
+    "PAGE_CACHE_VERSION_RECHECK_MS", 1000 if PRODUCTION else 0, minimum=0
+)
+# The bodies each process keeps of the pages it served last, ready to send.
+PAGE_CACHE_LOCAL_BYTES = env_int("PAGE_CACHE_LOCAL_BYTES", 16 * 1024 * 1024, minimum=0)
 # Cookies the public pages read (the reader's theme): their values are part of the page's
 # key. A page that reads any other cookie must be listed here or send Cache-Control private.
 PAGE_CACHE_KEY_COOKIES = ["theme"]

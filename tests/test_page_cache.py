@@ -4,6 +4,7 @@ cached page."""
 from __future__ import annotations
 
 import socket
+import time
 from decimal import Decimal
 
 import pytest
@@ -15,6 +16,9 @@ from dailies.models import Daily
 from dailies.services import EntryChanges, daily_publish, daily_unpublish, daily_update
 from deepdives import services as deepdive_services
 from deepdives.demo import demo_load_deep_dives
+from digest_site import content, page_cache
+from digest_site.content import VERSION_KEY
+from digest_site.page_cache import LocalPages, Ready
 from papers.drafting.service import summary_edit
 from papers.models import Topic
 from tests.factories import make_daily, make_paper
@@ -224,3 +228,102 @@ def test_it_answers_pages_when_the_cache_is_unreachable(daily, settings, url):
     # Writing public content still works: the bump gives up quietly.
     daily_unpublish(daily=daily, user=None)
     assert client.get(DAILY).status_code == 404
+
+
+class _CountingCache:
+    """Stands for the cache and records every call made to it."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str):
+        attr = getattr(self.real, name)
+        if not callable(attr):
+            return attr
+
+        def counted(*args, **kwargs):
+            self.calls.append(name)
+            return attr(*args, **kwargs)
+
+        return counted
+
+
+def test_a_hit_within_the_recheck_window_asks_the_cache_nothing(
+    daily, anonymous, settings, monkeypatch
+):
+    settings.PAGE_CACHE_VERSION_RECHECK_MS = 60_000
+    first, rendered = _get(anonymous, DAILY, HTTP_ACCEPT_ENCODING="gzip")
+    counting = _CountingCache(cache)
+    monkeypatch.setattr(page_cache, "cache", counting)
+    monkeypatch.setattr(content, "cache", counting)
+    again, queries = _get(anonymous, DAILY, HTTP_ACCEPT_ENCODING="gzip")
+    assert rendered > 0 and queries == 0 and counting.calls == []
+    assert again.content == first.content and again["ETag"] == first["ETag"]
+    assert again["Content-Encoding"] == "gzip" and again["Last-Modified"]
+
+
+def test_a_hit_outside_the_window_reads_only_the_version(daily, anonymous, settings, monkeypatch):
+    settings.PAGE_CACHE_VERSION_RECHECK_MS = 0
+    _get(anonymous, DAILY)
+    counting = _CountingCache(cache)
+    monkeypatch.setattr(page_cache, "cache", counting)
+    monkeypatch.setattr(content, "cache", counting)
+    _, queries = _get(anonymous, DAILY)
+    assert queries == 0 and counting.calls == ["get"]
+
+
+def test_a_bump_in_this_process_takes_effect_at_once_within_the_window(
+    daily, anonymous, editor, settings
+):
+    settings.PAGE_CACHE_VERSION_RECHECK_MS = 60_000
+    assert anonymous.get(DAILY).status_code == 200
+    assert _get(anonymous, DAILY)[1] == 0
+    daily_unpublish(daily=daily, user=editor)
+    assert anonymous.get(DAILY).status_code == 404
+
+
+def test_a_bump_in_another_process_reaches_readers_once_the_window_has_passed(
+    daily, anonymous, settings
+):
+    settings.PAGE_CACHE_VERSION_RECHECK_MS = 2000
+    _get(anonymous, DAILY)
+    cache.set(VERSION_KEY, "another-process", None)  # as another worker's bump does
+    assert _get(anonymous, DAILY)[1] == 0  # the version this process read, until it is due
+    time.sleep(2.1)
+    response, queries = _get(anonymous, DAILY)
+    assert response.status_code == 200 and queries > 0
+
+
+def test_without_a_window_a_bump_elsewhere_shows_at_once(daily, anonymous, settings):
+    settings.PAGE_CACHE_VERSION_RECHECK_MS = 0
+    _get(anonymous, DAILY)
+    assert _get(anonymous, DAILY)[1] == 0
+    cache.set(VERSION_KEY, "another-process", None)
+    assert _get(anonymous, DAILY)[1] > 0
+
+
+def _ready(size: int) -> Ready:
+    return Ready.of((200, [("Content-Type", "text/html")], b"x" * size, None, None))
+
+
+def test_the_local_tier_keeps_the_pages_served_last_within_its_bytes():
+    local = LocalPages(max_bytes=250)
+    assert local.get("v1", "a") is None  # the first look learns the version
+    for key in ("a", "b"):
+        local.put("v1", key, _ready(100))
+    assert local.get("v1", "a") is not None  # now the most recently served
+    local.put("v1", "c", _ready(100))
+    assert local.get("v1", "b") is None and local.size == 200
+    assert local.get("v1", "a") is not None and local.get("v1", "c") is not None
+    local.put("v1", "huge", _ready(251))
+    assert local.get("v1", "huge") is None
+
+
+def test_the_local_tier_drops_every_page_of_an_older_version():
+    local = LocalPages(max_bytes=1000)
+    local.get("v1", "a")
+    local.put("v1", "a", _ready(10))
+    assert local.get("v2", "a") is None and local.size == 0
+    local.put("v1", "a", _ready(10))  # rendered under v1 while v2 came out: not kept
+    assert local.get("v2", "a") is None
