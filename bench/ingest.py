@@ -27,7 +27,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from papers.ingest.service import ingest_document  # noqa: E402
-from papers.models import Paper, Track  # noqa: E402
+from papers.models import Paper, Source, Track  # noqa: E402
 from tests.arxiv_docs import Entry, api_page  # noqa: E402
 
 N = int(os.environ.get("BENCH_INGEST_N", "10000"))
@@ -84,7 +84,9 @@ def main() -> int:
         results = []
         for label in ("first pass (all new)", "second pass (unchanged)"):
             started = time.perf_counter()
-            run = ingest_document(data=document, fmt="arxiv-api", tracks=[track], label=label)
+            run = ingest_document(
+                data=document, fmt=Source.Kind.ARXIV_API, tracks=[track], label=label
+            )
             elapsed = time.perf_counter() - started
             assert run.status == "succeeded", run.message
             results.append((label, elapsed, run))

@@ -237,8 +237,8 @@ class MissingTranslationFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         return [
-            ("en", _("Missing English")),
-            ("zh", _("Missing Chinese")),
+            (Language.EN, _("Missing English")),
+            (Language.ZH, _("Missing Chinese")),
             ("any", _("Missing any")),
         ]
 

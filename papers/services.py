@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from digest_site.content import content_version_bump
+from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Summary
 
 
@@ -73,4 +74,4 @@ def paper_record_edits(*, paper: Paper, fields: list[str]) -> None:
 def missing_languages(paper: Paper) -> list[str]:
     """Languages the paper has no summary in. Reads ``paper.summaries.all()``."""
     have = {s.language for s in paper.summaries.all()}
-    return [code for code in ("en", "zh") if code not in have]
+    return [code for code in LANGUAGE_CODES if code not in have]

@@ -6,10 +6,13 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from django.apps import apps
 from django.db import IntegrityError, transaction
+from django.db.models import CheckConstraint
 
 from dailies.models import Daily, DailyEntry
-from papers.models import Paper, Score
+from papers.drafting.grounding import FLAG_KINDS
+from papers.models import Paper, Score, SummaryFlag
 from tests.factories import make_daily, make_paper, make_track
 
 
@@ -117,3 +120,28 @@ def test_it_reserves_section_names_as_track_slugs(db):
     track.slug = "papers"
     with pytest.raises(ValidationError):
         track.full_clean()
+
+
+def test_each_check_of_known_values_in_papers_lists_exactly_the_fields_choices():
+    """Such a CHECK spells the values out (a model's Meta cannot see its nested choices), so
+    this keeps it and the enum in step."""
+    checked = []
+    for model in apps.get_app_config("papers").get_models():
+        for constraint in model._meta.constraints:
+            if not isinstance(constraint, CheckConstraint):
+                continue
+            children = constraint.condition.children
+            if len(children) != 1 or not isinstance(children[0], tuple):
+                continue
+            child = children[0]
+            if not child[0].endswith("__in"):
+                continue
+            field = model._meta.get_field(child[0].removesuffix("__in"))
+            assert list(child[1]) == [value for value, _ in field.choices], constraint.name
+            checked.append(constraint.name)
+    assert len(checked) == 4, checked
+
+
+def test_grounding_raises_the_flag_kinds_the_model_stores():
+    # grounding is plain Python (no Django), so it names the kinds itself.
+    assert tuple(SummaryFlag.Kind.values) == FLAG_KINDS

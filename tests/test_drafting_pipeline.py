@@ -69,7 +69,7 @@ def drafted_daily(
     settings.LLM_BASE_URL = settings.LLM_API_KEY = settings.LLM_MODEL = ""
     feed = tmp_path / "feed.xml"
     feed.write_bytes(_feed())
-    call_command("ingest", "--file", str(feed), "--format", "arxiv-api", "--track", "infra")
+    call_command("ingest", "--file", str(feed), "--format", "arxiv_api", "--track", "infra")
     day = _tomorrow()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("assemble_daily", "infra", day.isoformat())

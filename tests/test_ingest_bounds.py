@@ -90,7 +90,7 @@ def test_a_feed_entry_whose_only_identity_is_an_over_long_link_is_rejected(db):
         + "</channel></rss>"
     ).encode()
 
-    run = ingest_document(data=feed, fmt="feed", tracks=[make_track()], label="lab")
+    run = ingest_document(data=feed, fmt=Source.Kind.FEED, tracks=[make_track()], label="lab")
 
     assert run.status == IngestRun.Status.SUCCEEDED, run.message
     assert run.new == 2
@@ -197,7 +197,7 @@ def _feed_doc() -> bytes:
 @pytest.mark.parametrize(
     ("parse", "doc"),
     [(parse_arxiv_api, _api_doc), (parse_arxiv_rss, _rss_doc), (parse_feed, _feed_doc)],
-    ids=["arxiv-api", "arxiv-rss", "feed"],
+    ids=["arxiv_api", "arxiv_rss", "feed"],
 )
 def test_entities_after_a_damaged_entry_still_decode(parse, doc):
     feed = parse(doc())
@@ -274,7 +274,7 @@ def test_the_ingest_command_sweeps_stale_runs_first(db, tmp_path, capsys):
     killed = _running(None, _stale_limit() + dt.timedelta(minutes=5), timezone.now())
     path = tmp_path / "page.xml"
     path.write_bytes(api_page(numbered(1)))
-    call_command("ingest", file=path, format="arxiv-api", track=["infra"])
+    call_command("ingest", file=path, format="arxiv_api", track=["infra"])
     killed.refresh_from_db()
     assert killed.status == IngestRun.Status.FAILED
     assert "ingest: marked 1 stale running runs failed" in capsys.readouterr().err

@@ -524,17 +524,17 @@ class Format:
 
 
 FORMATS = {
-    "arxiv-api": Format(parse_arxiv_api, _api_entry, _api_doc),
-    "arxiv-rss": Format(parse_arxiv_rss, _rss_entry, _rss_doc),
-    "oai-pmh": Format(parse_oai_pmh, _oai_record, _oai_doc),
+    "arxiv_api": Format(parse_arxiv_api, _api_entry, _api_doc),
+    "arxiv_rss": Format(parse_arxiv_rss, _rss_entry, _rss_doc),
+    "oai_pmh": Format(parse_oai_pmh, _oai_record, _oai_doc),
     "blog-rss": Format(parse_feed, _blog_rss_entry, _blog_rss_doc),
     "blog-atom": Format(parse_feed, _blog_atom_entry, _blog_atom_doc),
 }
 every_format = pytest.mark.parametrize("fmt", FORMATS.values(), ids=FORMATS.keys())
 PARSERS = {
-    "arxiv-api": parse_arxiv_api,
-    "arxiv-rss": parse_arxiv_rss,
-    "oai-pmh": parse_oai_pmh,
+    "arxiv_api": parse_arxiv_api,
+    "arxiv_rss": parse_arxiv_rss,
+    "oai_pmh": parse_oai_pmh,
     "feed": parse_feed,
 }
 every_parser = pytest.mark.parametrize("parse", PARSERS.values(), ids=PARSERS.keys())

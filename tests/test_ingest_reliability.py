@@ -34,7 +34,9 @@ def test_two_ingests_of_the_same_feed_at_once_create_no_duplicates():
         try:
             barrier.wait()
             runs.append(
-                ingest_document(data=document, fmt="arxiv-api", tracks=[track], label="race")
+                ingest_document(
+                    data=document, fmt=Source.Kind.ARXIV_API, tracks=[track], label="race"
+                )
             )
         finally:
             connections.close_all()
@@ -80,12 +82,12 @@ def test_a_run_that_dies_midway_stores_nothing_and_a_rerun_is_clean(db, monkeypa
 
     monkeypatch.setattr(upsert, "_link", dying_link)
     with pytest.raises(RuntimeError):
-        ingest_document(data=document, fmt="arxiv-api", tracks=[track], label="dies")
+        ingest_document(data=document, fmt=Source.Kind.ARXIV_API, tracks=[track], label="dies")
     assert Paper.objects.count() == 0
     failed = IngestRun.objects.get()
     assert failed.status == IngestRun.Status.FAILED and "worker lost" in failed.message
     monkeypatch.setattr(upsert, "_link", real)
-    run = ingest_document(data=document, fmt="arxiv-api", tracks=[track], label="again")
+    run = ingest_document(data=document, fmt=Source.Kind.ARXIV_API, tracks=[track], label="again")
     assert run.new == 30 and Paper.objects.count() == 30
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from papers.ingest.service import ingest_document
-from papers.models import IngestRun, Organization, OrganizationAlias, Paper, VenueAlias
+from papers.models import IngestRun, Organization, OrganizationAlias, Paper, Source, VenueAlias
 from papers.services import paper_record_edits
 from tests.arxiv_docs import Entry, api_page, numbered
 from tests.factories import make_track
@@ -13,7 +13,7 @@ from tests.factories import make_track
 
 def _ingest(entries: list[Entry]) -> IngestRun:
     run = ingest_document(
-        data=api_page(entries), fmt="arxiv-api", tracks=[make_track()], label="test"
+        data=api_page(entries), fmt=Source.Kind.ARXIV_API, tracks=[make_track()], label="test"
     )
     assert run.status == IngestRun.Status.SUCCEEDED, run.message
     return run

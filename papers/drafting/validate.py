@@ -14,9 +14,10 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from papers.drafting.base import LanguageDraft
+from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Summary
 
-LANGUAGES = ("en", "zh")
+LANGUAGES = LANGUAGE_CODES
 
 # A summary's length: English words, Chinese (CJK) characters.
 EN_SUMMARY_WORDS = (40, 220)

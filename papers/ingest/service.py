@@ -35,11 +35,12 @@ from papers.models import IngestRun, Source, Track
 
 log = logging.getLogger(__name__)
 
-FORMATS: dict[str, Callable[..., ParsedFeed]] = {
-    "arxiv-api": parsers.parse_arxiv_api,
-    "arxiv-rss": parsers.parse_arxiv_rss,
-    "oai-pmh": parsers.parse_oai_pmh,
-    "feed": parsers.parse_feed,
+# The parser of each fetchable source kind; a downloaded file names its format the same way.
+FORMATS: dict[Source.Kind, Callable[..., ParsedFeed]] = {
+    Source.Kind.ARXIV_API: parsers.parse_arxiv_api,
+    Source.Kind.ARXIV_RSS: parsers.parse_arxiv_rss,
+    Source.Kind.OAI_PMH: parsers.parse_oai_pmh,
+    Source.Kind.FEED: parsers.parse_feed,
 }
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGES = 200  # a runaway paging loop stops here and says so
@@ -101,7 +102,7 @@ def _run_finish(run: IngestRun, **fields) -> IngestRun:
     return run
 
 
-def _parse(fmt: str, response_body: bytes, content_type: str, **kwargs) -> ParsedFeed:
+def _parse(fmt: Source.Kind, response_body: bytes, content_type: str, **kwargs) -> ParsedFeed:
     return FORMATS[fmt](response_body, content_type, **kwargs)
 
 
@@ -140,7 +141,7 @@ def _collect_arxiv_api(
         page = None
         for _attempt in range(2):  # an unexpectedly empty page is asked for once more
             response = collected.fetch(url, params=params, limiter=limiter)
-            page = _parse_response("arxiv-api", response)
+            page = _parse_response(Source.Kind.ARXIV_API, response)
             if page.total_results is not None:
                 total = page.total_results
             if page.items or page.rejected or total is None or start >= total:
@@ -162,7 +163,7 @@ def _collect_arxiv_api(
     return collected
 
 
-def _parse_response(fmt: str, response, **kwargs) -> ParsedFeed:
+def _parse_response(fmt: Source.Kind, response, **kwargs) -> ParsedFeed:
     if response.status >= 400:
         # arXiv answers a bad query with HTTP 400 and an error feed: let the parser name it.
         try:
@@ -187,7 +188,7 @@ def _collect_oai(
     limiter = arxiv_limiter()
     for _page in range(MAX_PAGES):
         response = collected.fetch(source.url, params=params, limiter=limiter)
-        page = _parse_response("oai-pmh", response)
+        page = _parse_response(Source.Kind.OAI_PMH, response)
         collected.add(page)
         if progress:
             progress(len(page.items) + len(page.rejected))
@@ -204,7 +205,7 @@ def _collect_single(source: Source, progress: Progress | None, collected: Collec
         categories = "+".join(config.get("categories", []))
         url = source.url or f"{settings.ARXIV_RSS_URL}{categories}"
         fmt, kwargs = (
-            "arxiv-rss",
+            Source.Kind.ARXIV_RSS,
             {
                 "keep": set(
                     config.get("announce_types") or ["new", "cross", "replace", "replace-cross"]
@@ -213,7 +214,7 @@ def _collect_single(source: Source, progress: Progress | None, collected: Collec
         )
         limiter = arxiv_limiter()
     else:
-        url, fmt, kwargs, limiter = source.url, "feed", {}, None
+        url, fmt, kwargs, limiter = source.url, Source.Kind.FEED, {}, None
     response = collected.fetch(
         url, etag=source.etag, last_modified=source.last_modified, limiter=limiter
     )
@@ -223,7 +224,7 @@ def _collect_single(source: Source, progress: Progress | None, collected: Collec
     page = _parse_response(fmt, response, **kwargs)
     collected.add(page)
     collected.etag, collected.last_modified = response.etag, response.last_modified
-    if fmt == "arxiv-rss" and kwargs.get("keep"):
+    if fmt == Source.Kind.ARXIV_RSS and kwargs.get("keep"):
         collected.skipped = page.skipped
     if progress:
         progress(len(page.items) + len(page.rejected))
@@ -336,13 +337,14 @@ def ingest_source(
 def ingest_document(
     *,
     data: bytes,
-    fmt: str,
+    fmt: Source.Kind | str,
     tracks: list[Track],
     label: str,
     content_type: str = "",
     progress: Progress | None = None,
 ) -> IngestRun:
-    """Import a downloaded document (offline backfills)."""
+    """Import a downloaded document (offline backfills); ``fmt`` is the source kind whose
+    format it is (a ``Source.Kind`` value)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     run = _run_start(label, None)

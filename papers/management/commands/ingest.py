@@ -18,6 +18,8 @@ from papers.ingest.service import (
 )
 from papers.models import IngestRun, Source, Track
 
+FORMAT_NAMES = sorted(kind.value for kind in FORMATS)  # Source.Kind values
+
 
 def _date(value: str) -> dt.date:
     try:
@@ -34,7 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--since", type=_date, help="backfill from this date (YYYY-MM-DD)")
         parser.add_argument("--until", type=_date, help="backfill up to this date (YYYY-MM-DD)")
         parser.add_argument("--file", type=Path, help="import this file instead of fetching")
-        parser.add_argument("--format", choices=sorted(FORMATS), help="format of --file")
+        parser.add_argument("--format", choices=FORMAT_NAMES, help="format of --file")
         parser.add_argument(
             "--track",
             action="append",
@@ -110,7 +112,7 @@ class Command(BaseCommand):
     def _from_file(self, options, progress) -> IngestRun:
         path: Path = options["file"]
         if not options["format"]:
-            raise CommandError("--file needs --format (" + "|".join(sorted(FORMATS)) + ")")
+            raise CommandError("--file needs --format (" + "|".join(FORMAT_NAMES) + ")")
         if not path.is_file():
             raise CommandError(f"no such file: {path}")
         tracks = list(Track.objects.filter(slug__in=options["track"]))
