@@ -7,7 +7,8 @@ from adminsortable2.admin import SortableAdminBase, SortableTabularInline
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
@@ -182,8 +183,16 @@ class DailyAdmin(
         css = {"all": ["dailies/admin/desk.css"]}
 
     def get_queryset(self, request):
-        # The list's "selected" column: one annotated count, not a COUNT per row.
-        return super().get_queryset(request).annotate(n_selected=Count("entries"))
+        # The list's "selected" column: a count in the page's own query, not a COUNT per
+        # row; a subquery rather than a join, so the list's counts and date bounds drop it.
+        selected = (
+            DailyEntry.objects.filter(daily=OuterRef("pk"))
+            .order_by()
+            .values("daily")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return super().get_queryset(request).annotate(n_selected=Coalesce(Subquery(selected), 0))
 
     @admin.display(description=_("selected"), ordering="n_selected")
     def selected(self, obj: Daily) -> int:

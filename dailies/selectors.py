@@ -61,15 +61,27 @@ def daily_neighbours(daily: Daily, *, staff: bool) -> tuple[Daily | None, Daily 
 
 
 def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]]]:
-    """For the home page: each active track with its newest published dailies (2 queries)."""
-    tracks = list(Track.objects.filter(is_active=True))
-    dailies = Daily.objects.published().filter(track__in=tracks).order_by("track_id", "-date")
+    """For the home page: each active track with its newest published dailies (2 queries).
+
+    The tracks come with the date of their ``recent``-th newest published daily (an offset
+    into the track's newest-first index), and only dailies from that date on are read: the
+    same few index entries and rows however long the archives grow."""
+    nth_newest = (
+        Daily.objects.published()
+        .filter(track=OuterRef("pk"))
+        .order_by("-date")
+        .values("date")[recent - 1 : recent]
+    )
+    tracks = list(Track.objects.filter(is_active=True).annotate(since=Subquery(nth_newest)))
+    newest = Q(pk__in=[])
+    for track in tracks:
+        # No ``since``: the track has fewer than ``recent`` published dailies, all shown.
+        newest |= Q(track=track, date__gte=track.since) if track.since else Q(track=track)
     by_track: dict[int, list[Daily]] = {t.pk: [] for t in tracks}
     track_of = {t.pk: t for t in tracks}
-    for daily in dailies:
-        if len(by_track[daily.track_id]) < recent:
-            daily.track = track_of[daily.track_id]  # its URL names the track: no query each
-            by_track[daily.track_id].append(daily)
+    for daily in Daily.objects.published().filter(newest).order_by("track_id", "-date"):
+        daily.track = track_of[daily.track_id]  # its URL names the track: no query each
+        by_track[daily.track_id].append(daily)
     return [(t, by_track[t.pk]) for t in tracks if by_track[t.pk]]
 
 

@@ -11,8 +11,9 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from dailies.selectors import latest_dailies_by_track
 from search.related import RELATED_PAPERS
-from tests.factories import make_daily, make_deep_dive, make_paper
+from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
 PAGES = [
     "/en/",
@@ -81,6 +82,36 @@ def test_the_home_page_query_count_is_pinned_and_does_not_grow(db, anonymous):
     # tracks, dailies, leads (+summaries), counts, entries (+orgs, summaries, topics, deep
     # dives, reference code), topics
     assert small == 12
+
+
+def _archive(track, paper, days: range) -> None:
+    for day in days:
+        make_daily(track=track, date=dt.date(2026, 10, 28) - dt.timedelta(days=day), papers=[paper])
+
+
+def _rows_returned(query: dict) -> int:
+    """Run a captured statement again and count the rows the database hands back."""
+    with connection.cursor() as cursor:
+        cursor.execute(query["sql"])
+        return len(cursor.fetchall())
+
+
+def test_the_home_page_reads_only_each_tracks_newest_dailies(db, anonymous, settings):
+    settings.PAGE_CACHE_ENABLED = False
+    tracks = [make_track("infra"), make_track("data")]
+    paper = make_paper(topics=("a",))
+    for track in tracks:
+        _archive(track, paper, range(3))
+    few = _home_queries(anonymous)
+    for track in tracks:
+        _archive(track, paper, range(3, 30))
+    assert _home_queries(anonymous) == few == 12
+    with CaptureQueriesContext(connection) as ctx:
+        shown = latest_dailies_by_track(recent=6)
+    assert len(ctx.captured_queries) == 2  # the tracks, their dailies
+    assert _rows_returned(ctx.captured_queries[1]) == 2 * 6  # not 2 * 30
+    newest = [dt.date(2026, 10, 28) - dt.timedelta(days=day) for day in range(6)]
+    assert {t.slug: [d.date for d in ds] for t, ds in shown} == {"infra": newest, "data": newest}
 
 
 @pytest.mark.parametrize(
