@@ -127,11 +127,12 @@ def paper_filter(name: str) -> Q:
     return condition() if condition is not None else Q(pk__in=[])
 
 
-# Template fragments apps above us show at named places of dailies' pages: "paper-marks"
-# beside a paper's title in the index, "entry-actions" among the links of a daily's entry or
-# an index item, "paper-page" on the paper's page, "home-links" beside the home page's "All
-# papers". Dailies' templates name the place (``{% fragments %}``), never the other app's
-# data; the fragments read what that app's prefetches put on the paper.
+# Template fragments apps above us show at named places of the pages and mails built on
+# dailies: "paper-marks" beside a paper's title in the index, "entry-actions" among the links
+# of a daily's entry or an index item, "paper-page" on the paper's page, "home-links" beside
+# the home page's "All papers", "mail-links" and "mail-links-text" after a paper in the
+# digest mail (HTML and plain text). Those templates name the place (``{% fragments %}``),
+# never the other app's data; the fragments read what that app's prefetches put on the paper.
 _fragments: dict[str, list[str]] = {}
 
 

@@ -29,6 +29,8 @@ class DeepdivesConfig(AppConfig):
         register_fragment("entry-actions", "deepdives/_entry_actions.html")
         register_fragment("paper-page", "deepdives/_paper_page.html")
         register_fragment("home-links", "deepdives/_home_links.html")
+        register_fragment("mail-links", "deepdives/_mail_links.html")
+        register_fragment("mail-links-text", "deepdives/_mail_links.txt")
         # A daily's drafted intro counts the deep dives that go out with it.
         register_paper_feature("deep_dive", papers_with_published_deep_dive)
         # The read API narrows papers to those with a deep dive or verified code.

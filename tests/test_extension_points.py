@@ -1,6 +1,7 @@
-"""Dailies' pages show what apps above them add (deep dives, reference code) only through
-the extension points of ``dailies/extensions.py``: a prefetch and template fragments at named
-places. No dailies template or template tag names the other app's data."""
+"""Dailies' pages, and the digest mail built on them, show what apps above dailies add
+(deep dives, reference code) only through the extension points of ``dailies/extensions.py``:
+a prefetch and template fragments at named places. No dailies template or template tag, and
+no subscriptions template, names the other app's data."""
 
 from __future__ import annotations
 
@@ -11,20 +12,28 @@ from unittest import mock
 
 import pytest
 from django.template import Context, Engine, Template
+from django.utils import translation
 
 import dailies
+import subscriptions
 from dailies import extensions
+from dailies.selectors import daily_entries
 from deepdives.models import ReferenceCode
+from subscriptions.services import digest_render
 from tests.factories import make_daily, make_deep_dive, make_paper
 
 DEEP_DIVE_NAMES = re.compile(r"deep_?dive|reference_?code", re.IGNORECASE)
 
 
 def test_no_dailies_template_or_template_tag_names_a_deep_dive():
-    root = Path(dailies.__file__).parent
-    files = [*root.joinpath("templates").rglob("*.*"), *root.joinpath("templatetags").rglob("*.py")]
+    dailies_root = Path(dailies.__file__).parent
+    files = [
+        *dailies_root.joinpath("templates").rglob("*.*"),
+        *dailies_root.joinpath("templatetags").rglob("*.py"),
+        *Path(subscriptions.__file__).parent.joinpath("templates").rglob("*.*"),
+    ]
     offenders = [
-        f"{path.relative_to(root)}:{number}: {line.strip()}"
+        f"{path.relative_to(dailies_root.parent)}:{number}: {line.strip()}"
         for path in sorted(files)
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if DEEP_DIVE_NAMES.search(line)
@@ -56,7 +65,8 @@ def test_the_fragments_of_a_place_render_in_order_with_the_given_paper(place):
     extensions.register_fragment(place, "deepdives/_home_links.html")
     extensions.register_fragment(place, "deepdives/_paper_marks.html")  # once is enough
     page = Template('{% load fragments %}[{% fragments "test-place" paper=other %}]')
-    html = page.render(Context({"other": _paper_with_a_dive("/en/deep-dives/y/")}))
+    with translation.override("en"):
+        html = page.render(Context({"other": _paper_with_a_dive("/en/deep-dives/y/")}))
     assert html == (
         '[ · <a class="deep-dive-marker" href="/en/deep-dives/y/">Deep dive</a>'
         '<a href="/en/deep-dives/">All deep dives →</a> · ]'
@@ -78,16 +88,22 @@ def test_a_page_looks_its_fragments_up_once_not_once_per_entry(db, anonymous, se
     assert looked_up.count("deepdives/_entry_actions.html") == 1
 
 
-def test_the_paper_page_links_the_deep_dive_and_the_code_with_its_run_command(
-    db, anonymous, settings
-):
-    settings.PAGE_CACHE_ENABLED = False
+@pytest.fixture
+def paper_with_dive_and_code(db):
+    """A published paper with a three-minute deep dive and a reference program."""
     paper = make_paper("cosmos")
-    make_daily(papers=[paper])
+    daily = make_daily(papers=[paper])
     make_deep_dive(paper, body_en=" ".join(["word"] * 660))
     ReferenceCode.objects.create(
         slug="cosmos", name="COSMOS", module="deepdives.reference.cosmos", paper=paper
     )
+    return daily
+
+
+def test_the_paper_page_links_the_deep_dive_and_the_code_with_its_run_command(
+    paper_with_dive_and_code, anonymous, settings
+):
+    settings.PAGE_CACHE_ENABLED = False
     html = anonymous.get("/en/papers/cosmos/").content.decode()
     assert (
         '<p><a class="deep-dive-link" href="/en/deep-dives/cosmos-dive/">Deep dive · 3 min' in html
@@ -105,3 +121,14 @@ def test_the_home_page_links_all_deep_dives_beside_all_papers(demo, anonymous, s
         '<p><a href="/en/deep-dives/">All deep dives →</a> · '
         '<a href="/en/papers/">All papers →</a></p>'
     ) in html
+
+
+def test_the_digest_mail_links_the_deep_dive_and_the_code(paper_with_dive_and_code, settings):
+    daily = paper_with_dive_and_code
+    mail = digest_render(daily=daily, entries=daily_entries(daily), language="en")
+    site = settings.SITE_URL
+    assert (
+        f' · <a href="{site}/en/deep-dives/cosmos-dive/">Deep dive · 3 min</a>'
+        f' · <a href="{site}/en/code/cosmos/">Code</a></p>'
+    ) in mail.html
+    assert f"\n   Deep dive · 3 min: {site}/en/deep-dives/cosmos-dive/\n" in mail.text
