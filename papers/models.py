@@ -275,6 +275,34 @@ class Paper(models.Model):
         TO_APPEAR = "to_appear", _("To appear at")
         PUBLISHED = "published", _("Published at")
 
+    # What ingest writes (from the source, or matched from it: organisations, venue, topics);
+    # the rest (short name, slug, tracks, the texts) is the editors'. An editor's change to
+    # one of these is recorded in edited_fields, and no later ingest overwrites it.
+    INGEST_OWNED_FIELDS = frozenset(
+        {
+            "title",
+            "abstract",
+            "authors",
+            "affiliations",
+            "arxiv_id",
+            "version",
+            "doi",
+            "abs_url",
+            "pdf_url",
+            "published_on",
+            "source_updated_at",
+            "categories",
+            "primary_category",
+            "comment",
+            "journal_ref",
+            "kind",
+            "organizations",
+            "venue",
+            "venue_status",
+            "topics",
+        }
+    )
+
     canonical_id = models.CharField(
         max_length=300,
         help_text=_("arxiv:<id without version>, doi:<doi>, url:<normalised URL> or title:…"),

@@ -38,34 +38,9 @@ def summary_set(
     return summary
 
 
-# Fields ingest writes; an editor's change to any of them is kept from then on.
-INGEST_OWNED_FIELDS = frozenset(
-    {
-        "title",
-        "abstract",
-        "authors",
-        "affiliations",
-        "arxiv_id",
-        "doi",
-        "abs_url",
-        "pdf_url",
-        "published_on",
-        "categories",
-        "primary_category",
-        "comment",
-        "journal_ref",
-        "kind",
-        "organizations",
-        "venue",
-        "venue_status",
-        "topics",
-    }
-)
-
-
 def paper_record_edits(*, paper: Paper, fields: list[str]) -> None:
     """Remember which ingest-owned fields an editor changed, so ingest leaves them alone."""
-    edited = sorted(set(paper.edited_fields or []) | (set(fields) & INGEST_OWNED_FIELDS))
+    edited = sorted(set(paper.edited_fields or []) | (set(fields) & Paper.INGEST_OWNED_FIELDS))
     if edited != list(paper.edited_fields or []):
         paper.edited_fields = edited
         paper.save(update_fields=["edited_fields"])

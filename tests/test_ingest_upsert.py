@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from papers.ingest import upsert
+from papers.ingest.items import RawItem
+from papers.ingest.normalize import paper_fields
 from papers.ingest.service import ingest_document
 from papers.models import IngestRun, Organization, OrganizationAlias, Paper, Source, VenueAlias
 from papers.services import paper_record_edits
@@ -69,6 +72,46 @@ def test_fields_an_editor_changed_are_never_overwritten(db):
     assert paper.title == "Editor's title"
     assert paper.abstract == "Version two abstract"
     assert paper.version == 2
+
+
+def test_the_ingest_owned_fields_are_what_ingest_writes():
+    """One list (Paper.INGEST_OWNED_FIELDS): the fields an item sets, and those matched from
+    it (organisations, venue and its status, topics)."""
+    written = set(paper_fields(RawItem(title="t"))) | {
+        "organizations",
+        "venue",
+        "venue_status",
+        "topics",
+    }
+    assert written == Paper.INGEST_OWNED_FIELDS
+
+
+def test_a_reingest_overwrites_ingest_owned_fields_and_never_an_editor_owned_one(db, monkeypatch):
+    _ingest([Entry("2610.00042", version=1, title="Raw title", comment="4 pages")])
+    Paper.objects.update(short_name="Editor's name", slug="editors-slug")
+    real = upsert.paper_fields
+
+    def feed_naming_the_paper(item):  # a source that would also set an editor's field
+        return {**real(item), "short_name": "From the feed", "slug": "from-the-feed"}
+
+    monkeypatch.setattr(upsert, "paper_fields", feed_naming_the_paper)
+    run = _ingest([Entry("2610.00042", version=2, title="New title", comment="12 pages")])
+    assert run.updated == 1
+    paper = Paper.objects.get()
+    assert (paper.title, paper.comment, paper.version) == ("New title", "12 pages", 2)
+    assert (paper.short_name, paper.slug) == ("Editor's name", "editors-slug")
+
+
+def test_an_editors_version_is_recorded_and_kept(db):
+    _ingest([Entry("2610.00042", version=1, title="First")])
+    paper = Paper.objects.get()
+    paper.version = 2
+    paper.save()
+    paper_record_edits(paper=paper, fields=["version", "short_name", "tracks"])
+    assert paper.edited_fields == ["version"]
+    _ingest([Entry("2610.00042", version=3, title="Third")])
+    paper.refresh_from_db()
+    assert (paper.title, paper.version) == ("Third", 2)
 
 
 def test_affiliations_map_to_organisation_labels_through_aliases(db):

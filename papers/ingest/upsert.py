@@ -24,7 +24,8 @@ from papers.ingest.normalize import (
 from papers.models import IngestRun, Paper, Source, Track, Venue
 
 CHUNK = 500
-# Fields that only move forward with the item's version.
+# Of the ingest-owned fields (Paper.INGEST_OWNED_FIELDS), those that only move forward with
+# the item's version.
 _VERSIONED = (
     "title",
     "abstract",
@@ -78,18 +79,23 @@ class _Venues:
         return self.cache[key]
 
 
+def _writable(paper: Paper) -> frozenset[str]:
+    """The fields a re-ingest may overwrite on a stored paper: ingest's, less an editor's."""
+    return Paper.INGEST_OWNED_FIELDS - set(paper.edited_fields or [])
+
+
 def _changes(paper: Paper, fields: dict, newer: bool) -> dict:
-    """What an item would change on a stored paper, leaving editors' edits alone."""
-    edited = set(paper.edited_fields or [])
+    """What an item would change on a stored paper, leaving editors' fields and edits alone."""
+    writable = _writable(paper)
     changes = {}
     for name, value in fields.items():
-        if name == "version" or name in edited or (name in _VERSIONED and not newer):
+        if name == "version" or name not in writable or (name in _VERSIONED and not newer):
             continue
         if value in ("", None, []) and getattr(paper, name) not in ("", None, []):
             continue  # a sparser source never blanks what a richer one gave us
         if getattr(paper, name) != value:
             changes[name] = value
-    if newer and fields["version"] and "version" not in edited:
+    if newer and fields["version"] and "version" in writable:
         changes["version"] = fields["version"]
     return changes
 
@@ -161,7 +167,7 @@ def papers_upsert(
             # Unversioned items (blog posts): the latest fetch is the truth.
             newer = incoming > stored_version if incoming and stored_version else not stored_version
             changes = _changes(paper, fields[cid], newer)
-            if paper.venue_id is None and "venue" not in (paper.edited_fields or []):
+            if paper.venue_id is None and "venue" in _writable(paper):
                 changes.update(_venue_fields(item, venues_matcher, venues))
             if not changes:
                 result.unchanged += 1
@@ -230,7 +236,7 @@ def _link(
     org_rows = [
         org_through(paper_id=paper.pk, organization_id=org_id)
         for paper in papers
-        if "organizations" not in (paper.edited_fields or [])
+        if "organizations" in _writable(paper)
         for org_id in orgs.match(chosen[paper.canonical_id].affiliations)
     ]
     org_through.objects.bulk_create(org_rows, ignore_conflicts=True)
