@@ -70,6 +70,17 @@ def date_of_ingest(track: Track, moment: dt.datetime) -> dt.date:
     return date if local <= cutoff(track, date) else date + dt.timedelta(days=1)
 
 
+def tracks_due_for_assembly(*, now: dt.datetime | None = None) -> list[tuple[Track, dt.date]]:
+    """Each active track whose assembly time has passed today (editorial time zone) and
+    that has no daily of today yet, with today's date (2 queries, however many tracks)."""
+    local = (now or timezone.now()).astimezone(zoneinfo.ZoneInfo(settings.EDITORIAL_TIME_ZONE))
+    tracks = list(Track.objects.filter(is_active=True, assemble_at__lte=local.time()))
+    assembled = set(
+        Daily.objects.filter(track__in=tracks, date=local.date()).values_list("track_id", flat=True)
+    )
+    return [(track, local.date()) for track in tracks if track.pk not in assembled]
+
+
 def no_candidates_message(track: Track, date: dt.date) -> str:
     """Why ``date`` has nothing to assemble: its window, and where later papers belong."""
     start, end = window(track, date)

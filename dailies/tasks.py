@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import zoneinfo
 
 from celery import shared_task
-from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.utils import timezone
 
 from dailies import services
-from dailies.assembly import daily_assemble
+from dailies.assembly import daily_assemble, tracks_due_for_assembly
 from dailies.drafting import daily_draft, daily_paper_draft, papers_needing_redraft
 from dailies.models import Daily
 from papers.models import Paper, Track
@@ -29,8 +26,11 @@ def publish_due_dailies() -> list[int]:
     return due
 
 
-@shared_task(bind=True, max_retries=3, default_retry_delay=30)
-def publish_daily_if_due(self, daily_id: int) -> bool:
+@shared_task
+def publish_daily_if_due(daily_id: int) -> bool:
+    """No retries of its own: ``publish_due_dailies`` finds every due daily again each
+    minute and publishing is idempotent, so the next tick is the retry of a transient
+    error (a database that went away), and a second path would only race it."""
     try:
         return services.daily_publish_if_due(daily_id=daily_id)
     except ValidationError as exc:
@@ -43,10 +43,10 @@ def publish_daily_if_due(self, daily_id: int) -> bool:
 def assemble_due_dailies() -> list[str]:
     """Periodic entry point: for each active track whose assembly time has passed today
     (editorial time zone) and that has no daily yet, one assembly task."""
-    due = services_assembly_due()
-    for track_id, date in due:
-        assemble_daily.delay(track_id, date.isoformat())
-    return [f"{track_id}:{date}" for track_id, date in due]
+    due = tracks_due_for_assembly()
+    for track, date in due:
+        assemble_daily.delay(track.pk, date.isoformat())
+    return [f"{track.pk}:{date}" for track, date in due]
 
 
 @shared_task(acks_late=True, soft_time_limit=20 * 60, time_limit=21 * 60)
@@ -54,20 +54,6 @@ def assemble_daily(track_id: int, date: str) -> dict:
     """Idempotent: re-assembling an unedited draft refreshes it to the same result."""
     track = Track.objects.get(pk=track_id)
     return daily_assemble(track=track, date=dt.date.fromisoformat(date)).as_dict()
-
-
-def services_assembly_due(now: dt.datetime | None = None) -> list[tuple[int, dt.date]]:
-    now = now or timezone.now()
-    tz = zoneinfo.ZoneInfo(settings.EDITORIAL_TIME_ZONE)
-    local = now.astimezone(tz)
-    due = []
-    for track in Track.objects.filter(is_active=True):
-        if (
-            local.time() >= track.assemble_at
-            and not Daily.objects.filter(track=track, date=local.date()).exists()
-        ):
-            due.append((track.pk, local.date()))
-    return due
 
 
 @shared_task(acks_late=True, soft_time_limit=30 * 60, time_limit=31 * 60)

@@ -5,16 +5,15 @@ from __future__ import annotations
 from celery import shared_task
 
 from deepdives import services
-from deepdives.registry import PROGRAMS
 
 
 @shared_task
 def verify_all_reference_code() -> list[str]:
-    """Periodic entry point: one task per registered program."""
-    services.reference_sync()
-    for name in PROGRAMS:
+    """Periodic entry point: sync the registry's rows, then one task per registered program."""
+    names = [row.slug for row in services.reference_sync()]
+    for name in names:
         verify_reference_code.delay(name)
-    return list(PROGRAMS)
+    return names
 
 
 @shared_task(acks_late=True)

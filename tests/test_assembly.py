@@ -11,7 +11,7 @@ import time_machine
 from django.core.management import call_command
 from django.urls import reverse
 
-from dailies.assembly import daily_assemble
+from dailies.assembly import daily_assemble, tracks_due_for_assembly
 from dailies.models import Daily, EditorialAction
 from dailies.services import daily_publish
 from papers.models import Paper, Track, TrackProfileItem
@@ -224,3 +224,32 @@ def test_the_command_prints_the_assembly_as_json(track, capsys):
     assert out["status"] == "created" and out["candidates"] == 5
     assert all({"id", "title", "score", "lead"} <= set(s) for s in out["selected"])
     assert sum(s["lead"] for s in out["selected"]) == 1
+
+
+def test_tracks_are_due_for_assembly_after_their_time_until_they_have_a_daily(
+    db, django_assert_num_queries
+):
+    infra = make_track("infra")  # 07:00 Asia/Shanghai
+    late = make_track("late", assemble_at=dt.time(9, 0))
+    make_track("retired", is_active=False)
+    six = dt.datetime(2026, 11, 4, 22, 0, tzinfo=dt.UTC)  # 06:00 on DAY in Shanghai
+    assert tracks_due_for_assembly(now=six) == []
+    assert tracks_due_for_assembly(now=AFTER_CUTOFF) == [(infra, DAY)]
+    nine = dt.datetime(2026, 11, 5, 1, 0, tzinfo=dt.UTC)  # 09:00 in Shanghai
+    with django_assert_num_queries(2):  # the tracks, their dailies of the day
+        assert tracks_due_for_assembly(now=nine) == [(infra, DAY), (late, DAY)]
+    Daily.objects.create(track=infra, date=DAY)
+    with django_assert_num_queries(2):
+        assert tracks_due_for_assembly(now=nine) == [(late, DAY)]
+
+
+def test_the_periodic_task_queues_one_assembly_a_due_track(db, eager_tasks, monkeypatch):
+    from dailies import tasks
+
+    infra = make_track("infra")
+    make_track("late", assemble_at=dt.time(9, 0))
+    queued = []
+    monkeypatch.setattr(tasks.assemble_daily, "delay", lambda *args: queued.append(args))
+    with time_machine.travel(AFTER_CUTOFF, tick=False):
+        assert tasks.assemble_due_dailies.delay().get() == [f"{infra.pk}:{DAY}"]
+    assert queued == [(infra.pk, DAY.isoformat())]

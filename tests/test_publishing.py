@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 import time_machine
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import OperationalError
 from django.utils import timezone
 
 from dailies import services
@@ -54,6 +55,30 @@ def test_the_periodic_task_publishes_only_due_dailies(db, eager_tasks):
     later.refresh_from_db()
     assert due.status == Daily.Status.PUBLISHED
     assert later.status == Daily.Status.SCHEDULED
+
+
+@time_machine.travel(dt.datetime(2026, 10, 28, 0, 0, tzinfo=dt.UTC), tick=False)
+def test_a_daily_a_database_error_kept_from_going_out_goes_out_at_the_next_tick(
+    db, eager_tasks, monkeypatch
+):
+    """The periodic task is the publisher's retry: a transient error leaves the daily
+    scheduled (and is raised, so the worker logs it), the next minute publishes it."""
+    daily = make_daily(status=Daily.Status.DRAFT)
+    services.daily_schedule(daily=daily, publish_at=timezone.now() - dt.timedelta(minutes=1))
+    publish_if_due = services.daily_publish_if_due
+
+    def database_gone(**kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "daily_publish_if_due", database_gone)
+    with pytest.raises(OperationalError):
+        publish_due_dailies.delay().get()
+    daily.refresh_from_db()
+    assert daily.status == Daily.Status.SCHEDULED
+    monkeypatch.setattr(services, "daily_publish_if_due", publish_if_due)
+    assert publish_due_dailies.delay().get() == [daily.pk]
+    daily.refresh_from_db()
+    assert daily.status == Daily.Status.PUBLISHED
 
 
 def test_it_publishes_a_due_daily_once_even_when_two_workers_race(db):
