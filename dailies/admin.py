@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from audit.admin import audit_history_panel
 from dailies import services
-from dailies.assembly import daily_assemble
+from dailies.assembly import daily_assemble_next
 from dailies.checklist import daily_publishing_blockers
 from dailies.desk import desk_context, desk_history, editorial_time_zone, score_text
 from dailies.drafting import daily_draft, daily_paper_draft
@@ -229,12 +229,9 @@ class DailyAdmin(
 
     @admin.action(description=_("Schedule at their publish time"), permissions=["publish"])
     def schedule(self, request, queryset) -> None:
-        def schedule_one(*, daily: Daily, user) -> Daily:
-            if daily.publish_at is None:
-                raise ValidationError(_("Set a publish time first."))
-            return services.daily_schedule(daily=daily, publish_at=daily.publish_at, user=user)
-
-        self._apply(request, queryset, schedule_one, _("Scheduled %(n)d daily(ies)."))
+        self._apply(
+            request, queryset, services.daily_schedule_at_its_time, _("Scheduled %(n)d daily(ies).")
+        )
 
     @admin.action(description=_("Unpublish (back to draft)"), permissions=["publish"])
     def unpublish(self, request, queryset) -> None:
@@ -547,11 +544,8 @@ class DailyAdmin(
         if not self.has_add_permission(request):
             raise PermissionDenied
         track = get_object_or_404(Track, pk=request.POST.get("track"))
-        latest = Daily.objects.filter(track=track).order_by("-date").first()
-        today = dt.datetime.now(editorial_time_zone()).date()
-        date = latest.date + dt.timedelta(days=1) if latest else today
-        result = daily_assemble(track=track, date=date)
-        text = f"{track.slug} {date:%Y-%m-%d}: {result.status}: {result.message}"
+        result = daily_assemble_next(track=track)
+        text = f"{track.slug} {result.date:%Y-%m-%d}: {result.status}: {result.message}"
         if result.daily is not None:
             self.message_user(request, text, messages.SUCCESS)
             return HttpResponseRedirect(

@@ -176,6 +176,16 @@ def daily_assemble(
     return result
 
 
+@transaction.atomic
+def daily_assemble_next(*, track: Track, now: dt.datetime | None = None) -> AssemblyResult:
+    """Assemble the next daily of ``track``: the day after its newest daily, or today in the
+    editorial time zone when it has none (the desk's "assemble next" button)."""
+    latest = Daily.objects.filter(track=track).order_by("-date").first()
+    local = (now or timezone.now()).astimezone(zoneinfo.ZoneInfo(settings.EDITORIAL_TIME_ZONE))
+    date = latest.date + dt.timedelta(days=1) if latest else local.date()
+    return daily_assemble(track=track, date=date, now=now)
+
+
 def _draft_on_commit(daily_id: int) -> None:
     """The writing follows the shortlist: draft the entries and intro once this commits."""
     from dailies.tasks import draft_daily_task  # the tasks module imports this one

@@ -110,6 +110,13 @@ def daily_schedule(*, daily: Daily, publish_at: dt.datetime, user=None) -> Daily
     return daily
 
 
+def daily_schedule_at_its_time(*, daily: Daily, user=None) -> Daily:
+    """Schedule ``daily`` at the publish time it already has (the admin's bulk action)."""
+    if daily.publish_at is None:
+        raise ValidationError(_("Set a publish time first."))
+    return daily_schedule(daily=daily, publish_at=daily.publish_at, user=user)
+
+
 @transaction.atomic
 def daily_unpublish(*, daily: Daily, user=None) -> Daily:
     """Back to draft: off every public page at once."""

@@ -9,7 +9,7 @@ import datetime as dt
 import pytest
 from django.urls import reverse
 
-from dailies.assembly import daily_assemble
+from dailies.assembly import daily_assemble, daily_assemble_next
 from dailies.models import Daily
 from papers.models import Paper
 from tests.factories import make_daily, make_paper, make_track
@@ -73,3 +73,11 @@ def test_assembling_with_nothing_to_assemble_explains_why_on_the_list(track, edi
     response = editor_client.post(url, {"track": track.pk}, follow=True)
     assert "in the window of 2026-11-06" in response.content.decode()
     assert Daily.objects.count() == 1
+
+
+def test_the_next_daily_of_a_track_without_one_is_todays_in_the_editorial_time_zone(track):
+    # 20:00 UTC on the 5th is 04:00 on the 6th in Shanghai.
+    now = dt.datetime(2026, 11, 5, 20, 0, tzinfo=dt.UTC)
+    assert daily_assemble_next(track=track, now=now).date == dt.date(2026, 11, 6)
+    make_daily(track=track, date=dt.date(2026, 11, 9), papers=[])
+    assert daily_assemble_next(track=track, now=now).date == dt.date(2026, 11, 10)

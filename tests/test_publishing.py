@@ -89,6 +89,18 @@ def test_it_publishes_a_due_daily_once_even_when_two_workers_race(db):
     assert (first, second) == (True, False)
 
 
+def test_the_bulk_schedule_uses_each_dailys_own_publish_time(db, editor):
+    daily = make_daily(status=Daily.Status.DRAFT)
+    with pytest.raises(ValidationError, match="Set a publish time first"):
+        services.daily_schedule_at_its_time(daily=daily, user=editor)
+    when = timezone.now() + dt.timedelta(hours=3)
+    Daily.objects.filter(pk=daily.pk).update(publish_at=when)
+    daily.refresh_from_db()
+    services.daily_schedule_at_its_time(daily=daily, user=editor)
+    daily.refresh_from_db()
+    assert (daily.status, daily.publish_at) == (Daily.Status.SCHEDULED, when)
+
+
 def test_unpublish_returns_a_daily_to_draft(db, editor):
     daily = make_daily()
     services.daily_unpublish(daily=daily, user=editor)
