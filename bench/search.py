@@ -52,6 +52,8 @@ from django.utils import timezone  # noqa: E402
 from dailies.models import Daily, DailyEntry  # noqa: E402
 from papers.models import Organization, Paper, Summary, Topic, Track  # noqa: E402
 from search import backends, text  # noqa: E402
+from search.backends import postgres, sqlite  # noqa: E402
+from search.backends.ranking import FIELD_CLASSES  # noqa: E402
 from search.index import HEAD, search_index_refresh  # noqa: E402
 from search.models import SearchDocument, SearchTerm  # noqa: E402
 from search.service import search  # noqa: E402
@@ -357,8 +359,8 @@ def _copy_postgres_index(documents, last: dict, now) -> None:
                     (
                         pk,
                         last[pk],
-                        backends.tsvector_literal(fields),
-                        backends.head_literal(fields[HEAD]),
+                        postgres.tsvector_literal(fields),
+                        postgres.head_literal(fields[HEAD]),
                         now,
                     )
                 )
@@ -371,7 +373,7 @@ def _write_sqlite_index(documents, last: dict, now, batch: int = 5000) -> None:
     def flush() -> None:
         with connection.cursor() as cursor:
             cursor.executemany(
-                f"INSERT INTO {backends.FTS_TABLE} (rowid, head, body, extra)"
+                f"INSERT INTO {sqlite.FTS_TABLE} (rowid, head, body, extra)"
                 " VALUES (%s, %s, %s, %s)",
                 fts,
             )
@@ -380,7 +382,7 @@ def _write_sqlite_index(documents, last: dict, now, batch: int = 5000) -> None:
         docs.clear()
 
     for pk, fields in documents:
-        fts.append((pk, *(" ".join(fields[w]) for w in backends.FIELD_CLASSES)))
+        fts.append((pk, *(" ".join(fields[w]) for w in FIELD_CLASSES)))
         docs.append(SearchDocument(paper_id=pk, last_appeared=last[pk], indexed_at=now))
         if len(fts) >= batch:
             flush()
@@ -459,7 +461,7 @@ def run_plain(q: str) -> None:
     terms = [t.term for t in text.parse_query(q)]
     if not terms:
         return
-    literal = " & ".join(backends.ts_quote(t) for t in terms)
+    literal = " & ".join(postgres.ts_quote(t) for t in terms)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT paper_id, ts_rank(vector, query) AS r"

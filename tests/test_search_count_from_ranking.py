@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from dailies.services import daily_publish
-from search import backends
+from search.backends import postgres
 from search.service import search
 from tests.factories import make_daily, make_paper
 
@@ -54,15 +54,15 @@ def test_it_counts_and_ranks_in_one_statement(sky):
     ranking = [q for q in captured if "ts_rank" in q["sql"]]
     assert len(ranking) == 1 and "count(*) OVER ()" in ranking[0]["sql"]
     assert "count(*) FROM" not in " ".join(q["sql"] for q in captured)
-    everything = backends.PostgresBackend()._exact_all(results.match, offset=0, limit=100)
+    everything = postgres.PostgresBackend()._exact_all(results.match, offset=0, limit=100)
     assert hits == everything
     assert {h.paper_id for h in hits} == {p.pk for p in sky[: len(BOTH)]}
 
 
 def test_it_ranks_again_only_past_the_hits_it_kept(sky, monkeypatch):
-    monkeypatch.setattr(backends, "FIRST_HITS", 3)
+    monkeypatch.setattr(postgres, "FIRST_HITS", 3)
     results = search("quasar pulsar")
-    everything = backends.PostgresBackend()._exact_all(results.match, offset=0, limit=100)
+    everything = postgres.PostgresBackend()._exact_all(results.match, offset=0, limit=100)
     with CaptureQueriesContext(connection) as captured:
         assert results[0:3] == everything[0:3]  # exactly the kept hits: no query
         assert results[1:2] == everything[1:2]
@@ -73,7 +73,7 @@ def test_it_ranks_again_only_past_the_hits_it_kept(sky, monkeypatch):
 
 
 def test_it_keeps_every_hit_of_a_match_smaller_than_the_bound(sky, monkeypatch):
-    monkeypatch.setattr(backends, "FIRST_HITS", len(BOTH) + 1)
+    monkeypatch.setattr(postgres, "FIRST_HITS", len(BOTH) + 1)
     results = search("quasar pulsar")
     with CaptureQueriesContext(connection) as captured:
         assert len(results[0:50]) == len(BOTH)  # all of them were kept: no query

@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from dailies.services import daily_publish
-from search import backends
+from search.backends import postgres
 from search.service import search
 from tests.factories import make_daily, make_paper
 
@@ -55,7 +55,7 @@ def quasar_papers(db, django_capture_on_commit_callbacks):
 def postgres_backend(is_postgres):
     if not is_postgres:
         pytest.skip("the head-first ranking is the PostgreSQL backend's")
-    return backends.PostgresBackend()
+    return postgres.PostgresBackend()
 
 
 def test_it_ranks_one_word_exactly_as_ranking_every_match(quasar_papers, postgres_backend):

@@ -1,0 +1,106 @@
+"""The interface every search backend implements, and the types it speaks.
+
+The service (``search.service``) hands a backend a ``Match`` (the terms to find, how, and
+the ``Filters`` parsed from the reader's request) and gets ``Hit``s back, best first; the
+index (``search.index``) hands it ``IndexDocument``s to store. ``filter_sql`` is the one
+translation of the filters into the SQL both backends splice into their statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from dailies.models import DailyEntry
+from papers.models import Paper
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from search.index import IndexDocument
+
+# Each query returns at most this many results.
+MAX_RESULTS = 1000
+
+
+@dataclass(frozen=True)
+class Filters:
+    topic: str | None = None
+    track: str | None = None
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+
+    def __bool__(self) -> bool:
+        return any((self.topic, self.track, self.date_from, self.date_to))
+
+
+@dataclass(frozen=True)
+class Match:
+    """What to match: every term (``any_term`` False) or any of them; ``prefixes`` are terms
+    matched as word beginnings. ``estimate`` is an upper bound on the matches, if known."""
+
+    terms: tuple[str, ...]
+    prefixes: tuple[str, ...] = ()
+    any_term: bool = False
+    filters: Filters = field(default_factory=Filters)
+    estimate: int | None = None
+    exact_count: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.terms or self.prefixes)
+
+
+@dataclass(frozen=True)
+class Hit:
+    paper_id: int
+    score: float
+
+
+def match_key(match: Match) -> tuple:
+    """What identifies a match's hits (not its estimate, which counting narrows)."""
+    return (match.terms, match.prefixes, match.any_term, match.filters)
+
+
+def filter_sql(filters: Filters, column: str) -> tuple[str, list]:
+    """SQL restricting ``column`` (a paper id) to the filters, built with the ORM so that
+    "published" keeps its one definition. Returns ("", []) without filters."""
+    clauses, params = [], []
+    if filters.track or filters.date_from or filters.date_to:
+        entries = DailyEntry.objects.published()
+        if filters.track:
+            entries = entries.filter(daily__track__slug=filters.track)
+        if filters.date_from:
+            entries = entries.filter(daily__date__gte=filters.date_from)
+        if filters.date_to:
+            entries = entries.filter(daily__date__lte=filters.date_to)
+        sql, p = entries.values("paper_id").query.sql_with_params()
+        clauses.append(f"{column} IN ({sql})")
+        params.extend(p)
+    if filters.topic:
+        tagged = Paper.topics.through.objects.filter(topic__slug=filters.topic)
+        sql, p = tagged.values("paper_id").query.sql_with_params()
+        clauses.append(f"{column} IN ({sql})")
+        params.extend(p)
+    return " AND ".join(clauses), params
+
+
+class Backend(Protocol):
+    """What the index and the service ask of a database: store documents (writers serialised
+    by ``lock_for_writing`` in their transaction), count and rank a ``Match``'s hits, and
+    offer the vocabulary words spelled like an unknown query word."""
+
+    def lock_for_writing(self) -> None: ...
+
+    def write(
+        self, docs: list[IndexDocument], *, replace: Sequence[int], count_terms: bool = True
+    ) -> None: ...
+
+    def recount_terms(self) -> None: ...
+
+    def count(self, match: Match, *, limit: int) -> int: ...
+
+    def ranked(self, match: Match, *, offset: int, limit: int) -> list[Hit]: ...
+
+    def similar_words(self, word: str, *, limit: int = 3) -> list[tuple[str, str]]: ...

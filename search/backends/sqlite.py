@@ -1,0 +1,182 @@
+"""The SQLite backend: an FTS5 table of each paper's terms by weight class.
+
+The FTS5 table ``dailies_search_fts`` (rowid = paper id; made by dailies' migration 0004 on
+SQLite only) holds the terms made by ``search.text``, space-separated, in three columns (A,
+B and C fields); ``SearchDocument`` rows carry the day each paper last appeared. FTS5 finds
+the matches, and the rank is computed in Python with the formula PostgreSQL uses
+(``search.backends.ranking.rank_or``), so both backends order hits the same way.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from django.db import connection
+from django.db.models import OuterRef, Subquery
+from django.db.models.functions import Length
+from django.utils import timezone
+
+from search.backends.base import Hit, Match, filter_sql
+from search.backends.ranking import positions, rank_or
+from search.backends.vocabulary import apply_term_deltas, recount_from
+from search.models import SearchDocument, SearchTerm, SearchWord
+
+if TYPE_CHECKING:
+    from search.index import IndexDocument
+
+# Trigram similarity a vocabulary word needs to be offered as the spelling of a query word.
+SIMILARITY_THRESHOLD = 0.3
+FTS_TABLE = "dailies_search_fts"
+
+
+def trigram_similarity(a: str, b: str) -> float:
+    """pg_trgm's ``similarity()``: shared trigrams of the padded words over all trigrams."""
+    ta, tb = _trigrams(a), _trigrams(b)
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / len(ta | tb)
+
+
+def _trigrams(word: str) -> set[str]:
+    padded = f"  {word.lower()} "
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
+
+
+def fts_quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def fts_match_literal(match: Match) -> str:
+    parts = [fts_quote(t) for t in match.terms] + [f"{fts_quote(p)}*" for p in match.prefixes]
+    return (" OR " if match.any_term else " AND ").join(parts)
+
+
+class SqliteBackend:
+    def lock_for_writing(self) -> None:
+        # SQLite runs one writing transaction at a time (the settings open them IMMEDIATE).
+        pass
+
+    def _old_terms(self, paper_ids: Sequence[int]) -> Counter[str]:
+        old: Counter[str] = Counter()
+        with connection.cursor() as cursor:
+            for chunk in _chunks(list(paper_ids), 500):
+                marks = ", ".join("%s" for _ in chunk)
+                cursor.execute(
+                    f"SELECT head, body, extra FROM {FTS_TABLE} WHERE rowid IN ({marks})", chunk
+                )
+                for row in cursor.fetchall():
+                    old.update(set(" ".join(row).split()))
+        return old
+
+    def write(
+        self, docs: list[IndexDocument], *, replace: Sequence[int], count_terms: bool = True
+    ) -> None:
+        old = self._old_terms(replace) if count_terms else Counter()
+        with connection.cursor() as cursor:
+            for chunk in _chunks(list(replace), 500):
+                marks = ", ".join("%s" for _ in chunk)
+                cursor.execute(f"DELETE FROM {FTS_TABLE} WHERE rowid IN ({marks})", chunk)
+            cursor.executemany(
+                f"INSERT INTO {FTS_TABLE} (rowid, head, body, extra) VALUES (%s, %s, %s, %s)",
+                [
+                    (
+                        d.paper_id,
+                        " ".join(d.terms("A")),
+                        " ".join(d.terms("B")),
+                        " ".join(d.terms("C")),
+                    )
+                    for d in docs
+                ],
+            )
+        SearchDocument.objects.filter(paper_id__in=list(replace)).delete()
+        now = timezone.now()
+        SearchDocument.objects.bulk_create(
+            [
+                SearchDocument(paper_id=d.paper_id, last_appeared=d.last_appeared, indexed_at=now)
+                for d in docs
+            ],
+            batch_size=500,
+        )
+        if count_terms:
+            apply_term_deltas(old, docs)
+
+    def recount_terms(self) -> None:
+        """Count every term's papers again (reads the whole FTS table)."""
+        counts: Counter[str] = Counter()
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT head, body, extra FROM {FTS_TABLE}")
+            for row in cursor.fetchall():
+                counts.update(set(" ".join(row).split()))
+        recount_from(counts.items())
+
+    def _where(self, match: Match) -> tuple[str, list]:
+        sql, params = f"{FTS_TABLE} MATCH %s", [fts_match_literal(match)]
+        extra, extra_params = filter_sql(match.filters, "d.paper_id")
+        if extra:
+            sql, params = f"{sql} AND {extra}", params + extra_params
+        return sql, params
+
+    def _from(self) -> str:
+        return f"{FTS_TABLE} f JOIN dailies_searchdocument d ON d.paper_id = f.rowid"
+
+    def count(self, match: Match, *, limit: int) -> int:
+        where, params = self._where(match)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {self._from()} WHERE {where} LIMIT %s)",
+                [*params, limit],
+            )
+            return cursor.fetchone()[0]
+
+    def ranked(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
+        """One page of hits, best first (one query; the rank is computed in Python)."""
+        where, params = self._where(match)
+        connection.ensure_connection()
+        connection.connection.create_function(
+            "paperdaily_rank", 4, _sqlite_rank, deterministic=True
+        )
+        sql = (
+            "SELECT d.paper_id, paperdaily_rank(f.head, f.body, f.extra, %s) AS s"
+            f" FROM {self._from()} WHERE {where}"
+            " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s"
+        )
+        spec = " ".join([*match.terms, *(f"{p}*" for p in match.prefixes)])
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [spec, *params, limit, offset])
+            return [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
+
+    def similar_words(self, word: str, *, limit: int = 3) -> list[tuple[str, str]]:
+        """(term, word) of the vocabulary words spelled like ``word`` (one query; similarity
+        computed here, as pg_trgm computes it, over the words of about the same length)."""
+        live = SearchTerm.objects.filter(term=OuterRef("term"), documents__gt=0)
+        candidates = (
+            SearchWord.objects.annotate(length=Length("word"))
+            .filter(length__range=(len(word) - 3, len(word) + 3))
+            .annotate(documents=Subquery(live.values("documents")[:1]))
+            .filter(documents__gt=0)
+        )
+        scored = []
+        rows = candidates.values_list("term", "word", "documents").iterator()
+        for term, candidate, documents in rows:
+            similarity = trigram_similarity(word, candidate)
+            if similarity >= SIMILARITY_THRESHOLD:
+                scored.append((-similarity, -documents, candidate, term))
+        return [(term, w) for _, _, w, term in sorted(scored)[:limit]]
+
+
+def _sqlite_rank(head: str, body: str, extra: str, spec: str) -> float:
+    """``rank_or`` as an SQLite function: the row's three fields and the query's terms
+    ("prefix*" for a prefix), all space-separated."""
+    words = spec.split()
+    terms = [w for w in words if not w.endswith("*")]
+    prefixes = [w[:-1] for w in words if w.endswith("*")]
+    doc = positions((head.split(), body.split(), extra.split()))
+    # PostgreSQL computes in single precision; rounding keeps ties ties on both backends.
+    return round(rank_or(doc, terms, prefixes), 6)
+
+
+def _chunks(items: list, size: int) -> Iterable[list]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
