@@ -283,7 +283,7 @@ class DailyAdmin(
     def intro_provenance(self, obj: Daily) -> str:
         parts = [
             f"{language}: {getattr(obj, f'get_intro_{language}_provenance_display')()}"
-            for language in ("en", "zh")
+            for language in LANGUAGE_CODES
         ]
         if obj.intro_drafter:
             when = obj.intro_drafted_at.strftime("%Y-%m-%d %H:%M") if obj.intro_drafted_at else ""

@@ -6,6 +6,7 @@ import datetime as dt
 import zoneinfo
 from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import transaction
@@ -17,11 +18,29 @@ from papers.scoring.base import Scorer
 from papers.scoring.service import get_scorer, latest_scores, papers_score
 
 
+class AssemblyStatus(StrEnum):
+    """What an assembly did; the result's status, as the command and the task report it."""
+
+    CREATED = "created"
+    REFRESHED = "refreshed"
+    UNCHANGED_PUBLISHED = "unchanged-published"  # published or scheduled: never touched
+    UNCHANGED_EDITED = "unchanged-edited"  # an editor's draft: left alone
+    NO_CANDIDATES = "no-candidates"
+
+
+class ProfileReason(StrEnum):
+    """Why a paper is in a track's relevance profile (``TrackProfileItem.reason``)."""
+
+    EDITOR_ADDED = "editor-added"
+    EDITOR_REMOVED = "editor-removed"
+    PUBLISHED = "published"
+
+
 @dataclass
 class AssemblyResult:
     track: str
     date: dt.date
-    status: str  # created, refreshed, unchanged-published, unchanged-edited, no-candidates
+    status: AssemblyStatus | None
     candidates: int = 0
     selected: list[dict] = field(default_factory=list)
     message: str = ""
@@ -125,20 +144,20 @@ def daily_assemble(
     A published daily and one an editor changed are never touched. With no candidates no
     daily is made, and the result says why.
     """
-    result = AssemblyResult(track=track.slug, date=date, status="")
+    result = AssemblyResult(track=track.slug, date=date, status=None)
     existing = Daily.objects.select_for_update().filter(track=track, date=date).first()
     if existing is not None and existing.status != Daily.Status.DRAFT:
-        result.status, result.daily = "unchanged-published", existing
+        result.status, result.daily = AssemblyStatus.UNCHANGED_PUBLISHED, existing
         result.message = f"the daily is {existing.status}; assembly never modifies it"
         return result
     if existing is not None and existing.edited_by_editor:
-        result.status, result.daily = "unchanged-edited", existing
+        result.status, result.daily = AssemblyStatus.UNCHANGED_EDITED, existing
         result.message = "an editor changed this draft; assembly leaves it alone"
         return result
     candidates = daily_candidates(track, date)
     result.candidates = len(candidates)
     if not candidates:
-        result.status = "no-candidates"
+        result.status = AssemblyStatus.NO_CANDIDATES
         result.message = no_candidates_message(track, date)
         return result
     scores = _ensure_scores(track, candidates, scorer or get_scorer())
@@ -164,7 +183,7 @@ def daily_assemble(
             for i, paper in enumerate(ranked, start=1)
         ]
     )
-    result.status = "refreshed" if existing else "created"
+    result.status = AssemblyStatus.REFRESHED if existing else AssemblyStatus.CREATED
     result.daily = daily
     result.selected = [
         {"id": p.canonical_id, "title": p.title, "score": float(scores[p.pk].total), "lead": i == 0}
@@ -193,7 +212,7 @@ def _draft_on_commit(daily_id: int) -> None:
     draft_daily_task.delay_on_commit(daily_id)
 
 
-def _profile(track: Track, paper_id: int, weight: float, reason: str) -> None:
+def _profile(track: Track, paper_id: int, weight: float, reason: ProfileReason) -> None:
     TrackProfileItem.objects.update_or_create(
         track=track, paper_id=paper_id, defaults={"weight": weight, "reason": reason}
     )
@@ -233,7 +252,7 @@ def daily_record_editor_changes(
             actions.append(
                 EditorialAction(daily=daily, paper_id=paper_id, kind=Kind.LEAD, user=user)
             )
-        _profile(daily.track, paper_id, 1.0, "editor-added")
+        _profile(daily.track, paper_id, 1.0, ProfileReason.EDITOR_ADDED)
     for paper_id in sorted(before.keys() - after.keys(), key=lambda p: before[p][2]):
         actions.append(
             EditorialAction(
@@ -245,7 +264,7 @@ def daily_record_editor_changes(
                 detail=f"#{before[paper_id][2]}",
             )
         )
-        _profile(daily.track, paper_id, -1.0, "editor-removed")
+        _profile(daily.track, paper_id, -1.0, ProfileReason.EDITOR_REMOVED)
     for paper_id in sorted(before.keys() & after.keys(), key=lambda p: after[p][2]):
         (old_score, old_lead, old_pos), (new_score, new_lead, new_pos) = (
             before[paper_id],
@@ -300,4 +319,4 @@ def daily_record_text_edit(
 def track_profile_from_daily(*, daily: Daily) -> None:
     """A published daily's papers join the track's relevance profile."""
     for paper_id in daily.entries.values_list("paper_id", flat=True):
-        _profile(daily.track, paper_id, 1.0, "published")
+        _profile(daily.track, paper_id, 1.0, ProfileReason.PUBLISHED)

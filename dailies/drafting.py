@@ -37,7 +37,7 @@ from papers.drafting.service import (
     paper_draft,
     track_glossary,
 )
-from papers.languages import LANGUAGE_CODES
+from papers.languages import LANGUAGE_CODES, Language
 from papers.models import Paper, Summary, Track
 
 Progress = Callable[[int], None]
@@ -137,7 +137,7 @@ def _intro_input(daily: Daily, entries: list[DailyEntry]) -> IntroInput:
     items = []
     for entry in entries:
         summaries = {s.language: s for s in entry.paper.summaries.all()}
-        english = summaries.get("en") or summaries.get("zh")
+        english = summaries.get(Language.EN) or summaries.get(Language.ZH)
         items.append(
             IntroEntry(
                 title=entry.paper.title,

@@ -16,12 +16,12 @@ from django.utils.translation import gettext, gettext_noop
 from dailies.feeds import FEED_ITEMS, ContentFeed
 from deepdives.models import ReferenceCode
 from deepdives.registry import PROGRAMS
-from deepdives.services import verification_state
+from deepdives.services import VerificationState, verification_state
 
 STATE_LABELS = {  # as on the code pages (deepdives/_status.html)
-    "passed": gettext_noop("Verified"),
-    "failed": gettext_noop("Failed"),
-    "stale": gettext_noop("Stale: code changed since the last run"),
+    VerificationState.PASSED: gettext_noop("Verified"),
+    VerificationState.FAILED: gettext_noop("Failed"),
+    VerificationState.STALE: gettext_noop("Stale: code changed since the last run"),
 }
 
 
@@ -44,7 +44,9 @@ class CodeFeed(ContentFeed):
             )
             for row in rows:
                 row.state = verification_state(row)
-                row.content_updated = _stale_since(row) if row.state == "stale" else row.last_run_at
+                row.content_updated = (
+                    _stale_since(row) if row.state == VerificationState.STALE else row.last_run_at
+                )
             rows.sort(key=lambda r: (r.content_updated, r.slug), reverse=True)
             self._runs = rows[:FEED_ITEMS]
         return self._runs

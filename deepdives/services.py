@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from django.conf import settings
@@ -209,14 +210,22 @@ def _json_safe(value):
     return value
 
 
-def verification_state(row: ReferenceCode) -> str:
-    """ "never", "stale" (code changed since the stored run), "passed" or "failed"."""
+class VerificationState(StrEnum):
+    """What the code pages say of a program's stored run: its status, or stale."""
+
+    NEVER = ReferenceCode.RunStatus.NEVER
+    PASSED = ReferenceCode.RunStatus.PASSED
+    FAILED = ReferenceCode.RunStatus.FAILED
+    STALE = "stale"  # the code changed since the stored run
+
+
+def verification_state(row: ReferenceCode) -> VerificationState:
     if row.last_run_at is None:
-        return "never"
+        return VerificationState.NEVER
     program = PROGRAMS.get(row.slug)
     if program is None or program.code_hash() != row.code_hash:
-        return "stale"
-    return row.last_status
+        return VerificationState.STALE
+    return VerificationState(row.last_status)
 
 
 def reference_chart_svg(row: ReferenceCode) -> str | None:
