@@ -21,7 +21,9 @@ Without ``DATABASE_URL`` it measures the SQLite backend (FTS5) on the same corpu
 scratch file ``bench_search.sqlite3`` (the plain ts_rank baseline is PostgreSQL's only).
 
 ``BENCH_SEARCH_N`` changes the number of papers (default 100000); ``BENCH_KEEP_DB=1`` keeps
-the scratch database for a closer look (drop ``bench_search`` by hand afterwards).
+the scratch database for a closer look (drop ``bench_search`` by hand afterwards), and
+``BENCH_REUSE_DB=1`` measures a kept one again without building it (it is migrated first,
+then kept; ``BENCH_DB_NAME`` names it).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ django.setup()
 
 import numpy as np  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
@@ -472,50 +475,68 @@ def run_plain(q: str) -> None:
         cursor.fetchall()
 
 
+def build(corpus: Corpus, postgres: bool) -> None:
+    """Store, index and analyse the corpus, then index a sample through the real path."""
+    started = time.perf_counter()
+    data = corpus.fields()
+    print(f"generated {N:,} papers' words in {time.perf_counter() - started:.1f} s")
+    started = time.perf_counter()
+    with transaction.atomic():
+        ids = load_rows(corpus, data)
+    print(f"stored papers, summaries and dailies in {time.perf_counter() - started:.1f} s")
+    started = time.perf_counter()
+    with transaction.atomic():
+        index_rows(corpus, data, ids)
+    if postgres:
+        create_gin_indexes()
+    with connection.cursor() as cursor:
+        # What autovacuum would have done by the time readers arrive.
+        cursor.execute("VACUUM ANALYZE" if postgres else "ANALYZE")
+        if postgres:
+            cursor.execute(
+                "SELECT pg_size_pretty(pg_total_relation_size('dailies_searchdocument'))"
+            )
+            size = cursor.fetchone()[0]
+        else:
+            cursor.execute("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
+            size = f"{cursor.fetchone()[0] / 2**20:.0f} MB (whole file)"
+    how = "COPY" if postgres else "executemany"
+    print(f"indexed {N:,} papers ({how}) in {time.perf_counter() - started:.1f} s; {size}")
+    sample = ids[:REAL_PATH_SAMPLE]
+    started = time.perf_counter()
+    search_index_refresh(paper_ids=sample)
+    elapsed = time.perf_counter() - started
+    print(f"real refresh path: {len(sample) / elapsed:,.0f} papers/s ({len(sample)} papers)")
+
+
+def reuse(name: str) -> str:
+    """Point the connection at the kept scratch database ``name`` and migrate it."""
+    old_name = connection.settings_dict["NAME"]
+    connection.close()
+    settings.DATABASES["default"]["NAME"] = name
+    connection.settings_dict["NAME"] = name
+    call_command("migrate", verbosity=0)
+    print(f"reusing the scratch database {name} (BENCH_REUSE_DB)")
+    return old_name
+
+
 def main() -> int:
     postgres = connection.vendor == "postgresql"
     # On SQLite the scratch database is a file (an in-memory one would flatter it).
     default_name = "bench_search" if postgres else str(ROOT / "bench_search.sqlite3")
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get(
-        "BENCH_DB_NAME", default_name
-    )
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    name = os.environ.get("BENCH_DB_NAME", default_name)
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = name
+    reusing = bool(os.environ.get("BENCH_REUSE_DB"))
+    if reusing:
+        old_name = reuse(name)
+    else:
+        old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     began = time.perf_counter()
     try:
         rng = np.random.default_rng(SEED)
-        started = time.perf_counter()
         corpus = Corpus(N, rng)
-        data = corpus.fields()
-        print(f"generated {N:,} papers' words in {time.perf_counter() - started:.1f} s")
-        started = time.perf_counter()
-        with transaction.atomic():
-            ids = load_rows(corpus, data)
-        print(f"stored papers, summaries and dailies in {time.perf_counter() - started:.1f} s")
-        started = time.perf_counter()
-        with transaction.atomic():
-            index_rows(corpus, data, ids)
-        if postgres:
-            create_gin_indexes()
-        with connection.cursor() as cursor:
-            # What autovacuum would have done by the time readers arrive.
-            cursor.execute("VACUUM ANALYZE" if postgres else "ANALYZE")
-            if postgres:
-                cursor.execute(
-                    "SELECT pg_size_pretty(pg_total_relation_size('dailies_searchdocument'))"
-                )
-                size = cursor.fetchone()[0]
-            else:
-                cursor.execute(
-                    "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size"
-                )
-                size = f"{cursor.fetchone()[0] / 2**20:.0f} MB (whole file)"
-        how = "COPY" if postgres else "executemany"
-        print(f"indexed {N:,} papers ({how}) in {time.perf_counter() - started:.1f} s; {size}")
-        sample = ids[:REAL_PATH_SAMPLE]
-        started = time.perf_counter()
-        search_index_refresh(paper_ids=sample)
-        elapsed = time.perf_counter() - started
-        print(f"real refresh path: {len(sample) / elapsed:,.0f} papers/s ({len(sample)} papers)")
+        if not reusing:
+            build(corpus, postgres)
         assert SearchDocument.objects.count() == N
         for word in ("model", "模型", "cache", "缓存"):
             share = search(word).match.exact_count / N
@@ -540,7 +561,7 @@ def main() -> int:
             print(f"{label:14s} {len(runs)} queries: {percentiles(timed(fn, runs))}")
         print(f"whole run {time.perf_counter() - began:.0f} s")
     finally:
-        if os.environ.get("BENCH_KEEP_DB"):
+        if reusing or os.environ.get("BENCH_KEEP_DB"):
             print(f"kept the scratch database {connection.settings_dict['NAME']}")
         else:
             connection.creation.destroy_test_db(old_name, verbosity=0)
