@@ -3,11 +3,13 @@
 A daily's candidates are the papers of its track ingested in its window (after the previous
 daily's cut-off, up to its own) plus the papers it selected; each counts with its newest
 score for the track recorded up to the daily's assembly. Read in one query, whatever the
-number of candidates.
+number of candidates, as plain rows: the chart needs only each candidate's total, and the
+page prints the record of a few (its entries' and the near misses).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -15,6 +17,7 @@ from django.db.models import Q
 
 from dailies.assembly import cutoff
 from dailies.models import Daily, DailyEntry
+from papers.languages import Language
 from papers.models import SCORE_MAX, SCORE_MIN, Score
 
 # Histogram bins: SCORE_MIN..SCORE_MAX in steps of BIN_WIDTH (16 bins of 0.25).
@@ -47,14 +50,51 @@ class Bar:
     label: str
 
 
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A candidate's newest score, with what the page prints of it and of its paper (its
+    ``title`` and ``short_name``, so ``full_title`` reads it as it reads a paper)."""
+
+    paper_id: int
+    total: Decimal
+    created_at: dt.datetime
+    criteria: dict
+    rationale_en: str
+    rationale_zh: str
+    scorer: str
+    scorer_version: str
+    title: str
+    short_name: str
+
+    def rationale(self, language: str) -> str:
+        if language == Language.ZH:
+            return self.rationale_zh or self.rationale_en
+        return self.rationale_en or self.rationale_zh
+
+
+# The columns a Candidate is made of, in its fields' order; the ordering columns follow.
+_COLUMNS = (
+    "paper_id",
+    "total",
+    "created_at",
+    "criteria",
+    "rationale_en",
+    "rationale_zh",
+    "scorer",
+    "scorer_version",
+    "paper__title",
+    "paper__short_name",
+)
+
+
 @dataclass
 class Selection:
-    scores: list[Score]  # one per candidate, best first
+    scores: list[Candidate]  # one per candidate, best first
     selected_ids: set[int]
     min_score: Decimal | None
     recorded: int | None  # the candidate count the daily recorded
     shown_low: Decimal | None = None  # the lowest score the daily shows on an entry
-    by_paper: dict[int, Score] = field(default_factory=dict)
+    by_paper: dict[int, Candidate] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_paper = {s.paper_id: s for s in self.scores}
@@ -80,7 +120,7 @@ class Selection:
         return self.recorded is not None and self.count < self.recorded
 
     @property
-    def near_misses(self) -> list[Score]:
+    def near_misses(self) -> list[Candidate]:
         """The best unselected candidates, best first (ties: the lower paper id first)."""
         return [s for s in self.scores if s.paper_id not in self.selected_ids][:NEAR_MISSES]
 
@@ -137,31 +177,33 @@ class Selection:
         }
 
 
-def _window(daily: Daily, previous: Daily | None) -> Q:
+def _window(daily: Daily, previous_date: dt.date | None) -> Q:
     in_window = Q(paper__created_at__lte=cutoff(daily.track, daily.date))
-    if previous is not None:
-        in_window &= Q(paper__created_at__gt=cutoff(daily.track, previous.date))
+    if previous_date is not None:
+        in_window &= Q(paper__created_at__gt=cutoff(daily.track, previous_date))
     return in_window
 
 
 def daily_selection(
-    daily: Daily, entries: list[DailyEntry], *, previous: Daily | None
+    daily: Daily, entries: list[DailyEntry], *, previous_date: dt.date | None
 ) -> Selection:
     """The candidates of ``daily`` with their scores (one query).
 
-    ``previous`` is the track's daily before it (its cut-off opens the window); ``entries``
-    the daily's entries, whose papers always count as candidates.
+    ``previous_date`` is the date of the track's daily before it (its cut-off opens the
+    window); ``entries`` the daily's entries, whose papers always count as candidates.
     """
     selected_ids = {e.paper_id for e in entries}
     scores = Score.objects.filter(track_id=daily.track_id).filter(
-        _window(daily, previous) | Q(paper_id__in=selected_ids)
+        _window(daily, previous_date) | Q(paper_id__in=selected_ids)
     )
     if daily.assembled_at is not None:
         # What assembly saw: a rescoring after the daily went out does not rewrite it.
         scores = scores.filter(Q(created_at__lte=daily.assembled_at) | Q(paper_id__in=selected_ids))
-    latest: dict[int, Score] = {}
-    for score in scores.select_related("paper", "track").order_by("paper_id", "-created_at", "-pk"):
-        latest.setdefault(score.paper_id, score)
+    latest: dict[int, Candidate] = {}
+    rows = scores.order_by("paper_id", "-created_at", "-pk").values_list(*_COLUMNS)
+    for row in rows:
+        if row[0] not in latest:
+            latest[row[0]] = Candidate(*row)
     ranked = sorted(latest.values(), key=lambda s: (-s.total, s.paper_id))
     return Selection(
         scores=ranked,

@@ -50,6 +50,19 @@ def daily_entries(daily: Daily) -> list[DailyEntry]:
     )
 
 
+def dailies_with_neighbours(*, staff: bool) -> QuerySet[Daily]:
+    """The dailies the reader may see, each with its track and the dates of the same
+    track's dailies just before and after it that the reader may see (``previous_date``,
+    ``next_date``, None at either end): the daily page reads its pager in the same query."""
+    visible = visible_dailies(staff=staff)
+    same_track = visible.filter(track_id=OuterRef("track_id"))
+    before = same_track.filter(date__lt=OuterRef("date")).order_by("-date").values("date")[:1]
+    after = same_track.filter(date__gt=OuterRef("date")).order_by("date").values("date")[:1]
+    return visible.select_related("track").annotate(
+        previous_date=Subquery(before), next_date=Subquery(after)
+    )
+
+
 def daily_neighbours(daily: Daily, *, staff: bool) -> tuple[Daily | None, Daily | None]:
     """The previous and next daily of the same track that the reader may see (2 queries)."""
     same_track = (

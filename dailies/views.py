@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
-from dailies import selectors
+from dailies import daily_page, selectors
 from dailies.extensions import related_papers
 from dailies.models import DailyStats
 from dailies.selection import daily_selection
@@ -50,11 +50,12 @@ def home(request: HttpRequest) -> HttpResponse:
 def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpResponse:
     staff = selectors.reader_is_staff(request)
     daily = get_object_or_404(
-        selectors.visible_dailies(staff=staff).select_related("track"), track__slug=track, date=date
+        selectors.dailies_with_neighbours(staff=staff), track__slug=track, date=date
     )
     entries = selectors.daily_entries(daily)
-    previous, following = selectors.daily_neighbours(daily, staff=staff)
-    selection = daily_selection(daily, entries, previous=previous)
+    previous, following = daily_page.neighbours(daily)
+    selection = daily_selection(daily, entries, previous_date=daily.previous_date)
+    language = get_language()
     return render(
         request,
         "dailies/daily.html",
@@ -62,7 +63,11 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
             "daily": daily,
             "track": daily.track,
             "entries": entries,
+            "rows": daily_page.entry_rows(entries, selection, track=daily.track, language=language),
             "selection": selection,
+            "near_misses": daily_page.near_miss_rows(
+                selection, track=daily.track, language=language
+            ),
             "any_score": any(e.score is not None for e in entries),
             "stats": DailyStats.from_entries(daily.candidates_scored, entries),
             "previous": previous,

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.factories import make_daily, make_deep_dive, make_paper
+from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
 SEED_ORDER = [
     "hilo",
@@ -93,6 +93,28 @@ def test_it_links_the_previous_and_next_daily(demo, anonymous):
     assert 'rel="next" href="/en/infra/2026-10-29/"' in html
 
 
+def test_the_pager_links_only_dailies_the_reader_may_see(db, anonymous, editor_client):
+    make_daily(date=dt.date(2026, 10, 26))
+    make_daily(date=dt.date(2026, 10, 27), status="draft")
+    make_daily(date=dt.date(2026, 10, 28))
+    make_daily(date=dt.date(2026, 10, 29), status="scheduled")
+    make_daily(date=dt.date(2026, 10, 28), track=make_track("other"))
+    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    assert 'rel="prev" href="/en/infra/2026-10-26/"' in html and 'rel="next"' not in html
+    staff = editor_client.get("/zh/infra/2026-10-28/").content.decode()
+    assert 'rel="prev" href="/zh/infra/2026-10-27/"' in staff
+    assert 'rel="next" href="/zh/infra/2026-10-29/"' in staff
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_heading_links_its_paper_page_in_the_pages_language(db, anonymous, lang):
+    papers = [make_paper("kv-cache"), make_paper("moe_offload-2")]
+    make_daily(papers=papers)
+    html = anonymous.get(f"/{lang}/infra/2026-10-28/").content.decode()
+    for paper in papers:
+        assert f'<h2 class="entry-title"><a href="/{lang}/papers/{paper.slug}/">' in html
+
+
 def test_it_shows_deep_dive_reading_time_only_for_published_ones(db, anonymous):
     with_dive, draft_dive, without = make_paper("with"), make_paper("draft"), make_paper("none")
     make_daily(papers=[with_dive, draft_dive, without])
@@ -126,7 +148,8 @@ def test_its_query_count_does_not_grow_with_the_entries(db, anonymous):
 
 
 def test_it_runs_a_pinned_number_of_queries(demo, anonymous, django_assert_num_queries):
-    # daily+track, entries+paper+venue, organisations, summaries, topics, deep dives,
-    # reference code, previous daily, next daily, the candidates' scores (the selection chart)
-    with django_assert_num_queries(10):
+    # daily+track with the dates of the previous and next daily, entries+paper+venue,
+    # organisations, summaries, topics, deep dives, reference code, the candidates' scores
+    # (the selection chart)
+    with django_assert_num_queries(8):
         anonymous.get("/en/infra/2026-10-28/")

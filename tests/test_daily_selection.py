@@ -127,3 +127,31 @@ def test_its_query_count_does_not_grow_with_the_candidates(db, anonymous, extra)
     with CaptureQueriesContext(connection) as large:
         anonymous.get(f"/en/infra/{DATE}/")
     assert len(large.captured_queries) == len(small.captured_queries)
+
+
+def test_it_says_when_the_editor_set_another_score_than_the_scorers(db, anonymous):
+    track = make_track(min_score=Decimal("3.00"))
+    paper = _candidate(track, "4.60")
+    make_daily(date=DATE, papers=[paper], scores=["4.15"], track=track)
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    entry = html.split(f'id="{paper.slug}"', 1)[1].split("</li>", 1)[0]
+    assert "4.15" in entry and "scorer's total 4.60, set by the editor" in entry
+
+
+def test_it_says_when_no_scorers_record_is_stored_for_a_score(db, anonymous):
+    make_daily(date=DATE, papers=[make_paper()], scores=["4.15"])
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    assert "No scorer's record is stored for this score." in html
+    assert "set by the editor" not in html
+
+
+def test_a_near_miss_shows_its_full_title_and_its_rationale_cut_short(db, anonymous):
+    daily, _, others = _daily_with_candidates(n_unselected=1)
+    Score.objects.filter(paper=others[0]).update(rationale_en="Why. " * 80)
+    Paper.objects.filter(pk=others[0].pk).update(short_name="NM", title="A near miss")
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
+    assert '<span lang="en">NM: A near miss</span>' in near
+    shown = near.split('<p class="rationale">')[-1].split("</p>", 1)[0]
+    assert shown.endswith("…") and len(shown) <= 201
+    assert ("Why. " * 80).strip() in near  # the breakdown keeps it whole

@@ -1,0 +1,160 @@
+"""What the daily page prints of each entry and near miss, worked out once in Python.
+
+A daily lists ten or more entries, each with its score's breakdown, organisations, venue,
+heading, summary and provenance. The template engine spends most of the page's render on
+per-entry lookups, filters and tags (a ``{% url %}``, a date filter, a related manager per
+loop); here each is done once, in plain Python, and the templates only place the strings.
+The functions are the template tags' and filters' own, so the HTML stays the same.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.urls import reverse
+from django.utils.safestring import SafeString
+from django.utils.timezone import template_localtime
+
+from dailies.models import Daily, DailyEntry
+from dailies.selection import Candidate, Selection
+from dailies.templatetags.digest import (
+    clean_truncate,
+    criterion_label,
+    entry_heading,
+    full_title,
+    iso_date,
+    scorer_label,
+    venue_badge,
+    with_takeaway,
+)
+from dailies.templatetags.digest import score as score_text
+from papers.models import Paper, Summary, Track
+
+# How much of a near miss's rationale the list shows.
+NEAR_MISS_RATIONALE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    """A scorer's record as the score breakdown prints it."""
+
+    total: str
+    scorer: str
+    track: str  # the track's name in the page's language; "" without a track
+    created_iso: str  # <time datetime>: local time, ISO 8601 (the ``date:'c'`` filter)
+    created_date: str  # the date printed (``iso_date``)
+    overridden_total: str | None  # the scorer's total, when the editor set another score
+    criteria: list[tuple[str, object]]  # (label, value), in the stored order
+    rationale: str
+    title: str = ""  # the paper's full title (near misses)
+    short_rationale: str = ""  # the rationale cut for the near-miss list
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRow:
+    """One entry of the daily as its page prints it."""
+
+    entry: DailyEntry
+    paper: Paper
+    url: str
+    score: str | None  # the shown score; None when the entry has none
+    record: ScoreRow | None  # the scorer's record behind it
+    orgs: list[str]
+    badge: str
+    kind: str  # the kind's label, "" for a paper
+    heading: str
+    full_title: str | None  # printed under a headline
+    summary: Summary | None
+    summary_html: SafeString
+    untranslated: bool  # the summary is in the other language
+
+
+def score_row(
+    score: Candidate, *, language: str, track: Track, shown=None, near_miss: bool = False
+) -> ScoreRow:
+    """``score`` as its breakdown prints it; ``shown`` is the score the page shows for it
+    (an entry's, which an editor may have set), None for a near miss."""
+    rationale = score.rationale(language)
+    return ScoreRow(
+        total=score_text(score.total),
+        scorer=scorer_label(score),
+        track=track.name(language),
+        created_iso=template_localtime(score.created_at).isoformat(),
+        created_date=iso_date(score.created_at),
+        overridden_total=(
+            score_text(score.total) if shown is not None and score.total != shown else None
+        ),
+        criteria=[(criterion_label(name), value) for name, value in score.criteria.items()],
+        rationale=rationale,
+        title=full_title(score) if near_miss else "",
+        short_rationale=clean_truncate(rationale, NEAR_MISS_RATIONALE) if near_miss else "",
+    )
+
+
+def paper_url_prefix() -> str:
+    """The paper pages' URL up to the slug, in the active language: "/en/papers/".
+
+    Reversed once per page: a slug is made of characters a URL keeps as they are, so the
+    prefix and the slug make the URL ``reverse()`` gives for each paper.
+    """
+    return reverse("dailies:paper", kwargs={"slug": "-"}).removesuffix("-/")
+
+
+def entry_rows(
+    entries: list[DailyEntry], selection: Selection, *, track: Track, language: str
+) -> list[EntryRow]:
+    """A daily's entries (``selectors.daily_entries``) as its page prints them."""
+    prefix = paper_url_prefix()
+    rows = []
+    for entry in entries:
+        paper = entry.paper
+        summary = paper.summary(language)
+        record = selection.by_paper.get(paper.pk)
+        rows.append(
+            EntryRow(
+                entry=entry,
+                paper=paper,
+                url=f"{prefix}{paper.slug}/",
+                score=score_text(entry.score) if entry.score is not None else None,
+                record=(
+                    score_row(record, language=language, track=track, shown=entry.score)
+                    if record
+                    else None
+                ),
+                orgs=[org.label for org in paper.organizations.all()],
+                badge=venue_badge(paper),
+                kind=paper.get_kind_display() if paper.kind != Paper.Kind.PAPER else "",
+                heading=entry_heading(paper, summary),
+                full_title=full_title(paper) if summary and summary.headline else None,
+                summary=summary,
+                summary_html=with_takeaway(summary),
+                untranslated=summary is not None and summary.language != language,
+            )
+        )
+    return rows
+
+
+def near_miss_rows(selection: Selection, *, track: Track, language: str) -> list[ScoreRow]:
+    """The best candidates below the cut, as the list under the chart prints them."""
+    return [
+        score_row(s, language=language, track=track, near_miss=True) for s in selection.near_misses
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A daily the pager links: its date and URL."""
+
+    date: dt.date
+    url: str
+
+
+def neighbours(daily: Daily) -> tuple[Neighbour | None, Neighbour | None]:
+    """The pager's previous and next daily of a daily read with
+    ``selectors.dailies_with_neighbours``."""
+    track = daily.track
+    return tuple(
+        Neighbour(date, Daily(track=track, date=date).get_absolute_url()) if date else None
+        for date in (daily.previous_date, daily.next_date)
+    )
