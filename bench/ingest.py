@@ -27,7 +27,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from papers.ingest.service import ingest_document  # noqa: E402
-from papers.models import Paper, Source, Track  # noqa: E402
+from papers.models import IngestRun, Paper, Source, Track  # noqa: E402
 from tests.arxiv_docs import Entry, api_page  # noqa: E402
 
 N = int(os.environ.get("BENCH_INGEST_N", "10000"))
@@ -88,7 +88,7 @@ def main() -> int:
                 data=document, fmt=Source.Kind.ARXIV_API, tracks=[track], label=label
             )
             elapsed = time.perf_counter() - started
-            assert run.status == "succeeded", run.message
+            assert run.status == IngestRun.Status.SUCCEEDED, run.message
             results.append((label, elapsed, run))
         for label, elapsed, run in results:
             print(

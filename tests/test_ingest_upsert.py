@@ -7,8 +7,18 @@ import pytest
 from papers.ingest import upsert
 from papers.ingest.items import RawItem
 from papers.ingest.normalize import paper_fields
+from papers.ingest.parsers import parse_arxiv_api
 from papers.ingest.service import ingest_document
-from papers.models import IngestRun, Organization, OrganizationAlias, Paper, Source, VenueAlias
+from papers.models import (
+    IngestRun,
+    Organization,
+    OrganizationAlias,
+    Paper,
+    Source,
+    Topic,
+    Venue,
+    VenueAlias,
+)
 from papers.services import paper_record_edits
 from tests.arxiv_docs import Entry, api_page, numbered
 from tests.factories import make_track
@@ -57,6 +67,42 @@ def test_a_feed_listing_two_versions_keeps_the_newest(db):
     )
     assert run.new == 1
     assert Paper.objects.get().title == "New"
+
+
+def test_an_upsert_of_new_changed_and_unchanged_papers_runs_a_fixed_number_of_queries(
+    db, django_assert_num_queries
+):
+    track = make_track()
+    Venue.objects.create(short_name="NSDI", year=2027, slug="nsdi-2027", full_name="NSDI")
+    Topic.objects.create(slug="kv-cache", name_en="KV cache", name_zh="KV 缓存")
+    _ingest([Entry(f"2610.0000{n}", comment="10 pages") for n in range(1, 7)])
+    items = parse_arxiv_api(
+        api_page(
+            [
+                Entry("2610.00001", comment="10 pages"),  # the same: digest unchanged
+                Entry("2610.00002", version=2, title="Two, revised", comment="10 pages"),
+                Entry("2610.00003", version=2, comment="Accepted to NSDI 2027"),
+                Entry("2610.00004"),  # sparser (no comment): digest changed, nothing to write
+                Entry("2610.00005"),
+                Entry("2610.00097", comment="Accepted to NSDI 2027"),
+                Entry("2610.00098", authors=[("B. Author", "Peking University")]),
+                Entry("2610.00099"),
+            ]
+        )
+    ).items
+    run = IngestRun.objects.create(label="pinned")
+    # The matchers' organisation aliases, venue aliases and topics (3); the first look at the
+    # stored digests (1); the changed papers, read whole (1); the venue, once for all (1); the
+    # new papers inserted and read back (2); one UPDATE of the digest for each paper with
+    # nothing else to write (2); one bulk UPDATE of the changed (1); tracks, organisations and
+    # topics linked in one insert each (3).
+    with django_assert_num_queries(14):
+        result = upsert.papers_upsert(items=items, run=run, source=None, tracks=[track])
+    assert (result.new, result.updated, result.unchanged) == (3, 2, 3)
+    assert Paper.objects.filter(venue__short_name="NSDI").count() == 2
+    assert Paper.objects.get(arxiv_id="2610.00098").organizations.get().label == "PKU"
+    new = Paper.objects.filter(first_run=run)
+    assert new.filter(topics__slug="kv-cache").count() == new.count() == 3
 
 
 def test_fields_an_editor_changed_are_never_overwritten(db):

@@ -49,6 +49,15 @@ class UpsertResult:
     rejected: list[Rejection] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _Incoming:
+    """One item of a run, with the paper fields it gives and their digest."""
+
+    item: RawItem
+    fields: dict
+    digest: str
+
+
 def _dedupe(items: Iterable[RawItem], result: UpsertResult) -> dict[str, RawItem]:
     """One item per canonical id: the highest version wins (a feed may list v1 and v2)."""
     chosen: dict[str, RawItem] = {}
@@ -65,18 +74,27 @@ def _dedupe(items: Iterable[RawItem], result: UpsertResult) -> dict[str, RawItem
 
 
 class _Venues:
-    def __init__(self) -> None:
-        self.cache: dict[tuple[str, int], Venue] = {}
+    """The venue an item names (in its comment or journal ref); each row fetched once a run."""
 
-    def get(self, short_name: str, year: int, full_name: str) -> Venue:
-        key = (short_name, year)
-        if key not in self.cache:
-            self.cache[key], _ = Venue.objects.get_or_create(
-                short_name=short_name,
-                year=year,
-                defaults={"slug": f"{short_name.lower()}-{year}", "full_name": full_name},
+    def __init__(self) -> None:
+        self.matcher = VenueMatcher()
+        self.rows: dict[tuple[str, int], Venue] = {}
+
+    def fields(self, item: RawItem) -> dict:
+        found = self.matcher.match(item.comment, item.journal_ref)
+        if found is None:
+            return {}
+        key = (found.short_name, found.year)
+        if key not in self.rows:
+            self.rows[key], _ = Venue.objects.get_or_create(
+                short_name=found.short_name,
+                year=found.year,
+                defaults={
+                    "slug": f"{found.short_name.lower()}-{found.year}",
+                    "full_name": found.full_name,
+                },
             )
-        return self.cache[key]
+        return {"venue": self.rows[key], "venue_status": found.status}
 
 
 def _writable(paper: Paper) -> frozenset[str]:
@@ -110,84 +128,127 @@ def papers_upsert(
     """Insert new papers and update changed ones. Call inside a transaction."""
     result = UpsertResult()
     chosen = _dedupe(items, result)
-    orgs, venues_matcher, venues = OrganizationMatcher(), VenueMatcher(), _Venues()
-    topics = TopicMatcher()
+    orgs, venues, topics = OrganizationMatcher(), _Venues(), TopicMatcher()
     ids = list(chosen)
     for start in range(0, len(ids), CHUNK):
-        chunk = ids[start : start + CHUNK]
-        fields = {cid: paper_fields(chosen[cid]) for cid in chunk}
-        digests = {cid: source_digest(chosen[cid], fields[cid]) for cid in chunk}
+        chunk = {}
+        for cid in ids[start : start + CHUNK]:
+            fields = paper_fields(chosen[cid])
+            chunk[cid] = _Incoming(chosen[cid], fields, source_digest(chosen[cid], fields))
         # A cheap first look: items whose source digest matches the stored one are unchanged
         # and never become model instances (the common case on a re-fetch).
         stored = dict(
             Paper.objects.filter(canonical_id__in=chunk).values_list("canonical_id", "source_hash")
         )
-        same = [cid for cid in chunk if cid in stored and stored[cid] == digests[cid]]
-        result.unchanged += len(same)
-        differing = [cid for cid in chunk if cid in stored and stored[cid] != digests[cid]]
-        existing = {p.canonical_id: p for p in Paper.objects.filter(canonical_id__in=differing)}
-        missing = [cid for cid in chunk if cid not in stored]
-        linked: list[Paper] = []
-        if missing:
-            fresh = [
-                Paper(
-                    canonical_id=cid,
-                    slug=slug_for(chosen[cid], cid),
-                    source=source,
-                    first_run=run,
-                    needs_scoring=True,
-                    source_hash=digests[cid],
-                    **fields[cid],
-                    **_venue_fields(chosen[cid], venues_matcher, venues),
-                )
-                for cid in missing
-            ]
-            Paper.objects.bulk_create(fresh, ignore_conflicts=True)
-            # Rows this run inserted carry its id; the others were inserted a moment ago by a
-            # concurrent run of the same items, so for us they are unchanged.
-            created = Paper.objects.filter(canonical_id__in=missing).only(
-                "pk", "canonical_id", "first_run_id", "edited_fields", "venue_id"
-            )
-            for paper in created:
-                if paper.first_run_id == run.pk:
-                    result.new += 1
-                    linked.append(paper)
-                else:
-                    result.unchanged += 1
-        to_update: list[Paper] = []
-        touched_fields: set[str] = set()
-        for cid, paper in existing.items():
-            item = chosen[cid]
-            stored_version = paper.version or 0
-            incoming = item.version or 0
-            if incoming and stored_version and incoming < stored_version:
-                result.unchanged += 1  # an older version never overwrites a newer one
-                continue
-            paper.source_hash = digests[cid]
-            # Unversioned items (blog posts): the latest fetch is the truth.
-            newer = incoming > stored_version if incoming and stored_version else not stored_version
-            changes = _changes(paper, fields[cid], newer)
-            if paper.venue_id is None and "venue" in _writable(paper):
-                changes.update(_venue_fields(item, venues_matcher, venues))
-            if not changes:
-                result.unchanged += 1
-                Paper.objects.filter(pk=paper.pk).update(source_hash=digests[cid])
-                continue
-            changes["source_hash"] = digests[cid]
-            for name, value in changes.items():
-                setattr(paper, name, value)
-            if incoming > stored_version or {"title", "abstract"} & changes.keys():
-                paper.needs_scoring = True
-                changes["needs_scoring"] = True
-            touched_fields |= set(changes)
-            to_update.append(paper)
-            linked.append(paper)
-            result.updated += 1
-        if to_update:
-            Paper.objects.bulk_update(to_update, sorted(touched_fields | {"updated_at"}))
-        _link(linked, chosen, tracks, orgs)
-        _suggest_topics([p for p in linked if p.first_run_id == run.pk], chosen, topics)
+        result.unchanged += sum(
+            1 for cid in chunk if cid in stored and stored[cid] == chunk[cid].digest
+        )
+        new = _papers_insert_new(
+            {cid: inc for cid, inc in chunk.items() if cid not in stored},
+            run=run,
+            source=source,
+            venues=venues,
+            result=result,
+        )
+        changed = _papers_update_changed(
+            {cid: inc for cid, inc in chunk.items() if cid in stored and stored[cid] != inc.digest},
+            venues=venues,
+            result=result,
+        )
+        _link([*new, *changed], chosen, tracks, orgs)
+        _suggest_topics(new, chosen, topics)
     return result
+
+
+def _papers_insert_new(
+    incoming: dict[str, _Incoming],
+    *,
+    run: IngestRun,
+    source: Source | None,
+    venues: _Venues,
+    result: UpsertResult,
+) -> list[Paper]:
+    """Insert a paper for each item no paper has yet; returns those this run inserted.
+
+    ``ON CONFLICT DO NOTHING``: an item a concurrent run inserted a moment ago is counted
+    unchanged, never doubled.
+    """
+    if not incoming:
+        return []
+    Paper.objects.bulk_create(
+        [
+            Paper(
+                canonical_id=cid,
+                slug=slug_for(inc.item, cid),
+                source=source,
+                first_run=run,
+                needs_scoring=True,
+                source_hash=inc.digest,
+                **inc.fields,
+                **venues.fields(inc.item),
+            )
+            for cid, inc in incoming.items()
+        ],
+        ignore_conflicts=True,
+    )
+    # Rows this run inserted carry its id; the others were inserted a moment ago by a
+    # concurrent run of the same items, so for us they are unchanged.
+    created = Paper.objects.filter(canonical_id__in=incoming).only(
+        "pk", "canonical_id", "first_run_id", "edited_fields", "venue_id"
+    )
+    inserted = []
+    for paper in created:
+        if paper.first_run_id == run.pk:
+            result.new += 1
+            inserted.append(paper)
+        else:
+            result.unchanged += 1
+    return inserted
+
+
+def _papers_update_changed(
+    incoming: dict[str, _Incoming], *, venues: _Venues, result: UpsertResult
+) -> list[Paper]:
+    """Update the stored papers whose item's digest changed; returns those it changed.
+
+    Versions only move forward, fields an editor changed (or that ingest does not own) are
+    left alone, and a sparser source never blanks a field. The changed papers are written in
+    one bulk UPDATE; one with nothing left to write only takes the item's digest (an UPDATE
+    of its own), so the next fetch of the same item skips it.
+    """
+    if not incoming:
+        return []
+    to_update: list[Paper] = []
+    touched_fields: set[str] = set()
+    for paper in Paper.objects.filter(canonical_id__in=incoming):
+        inc = incoming[paper.canonical_id]
+        stored_version = paper.version or 0
+        version = inc.item.version or 0
+        if version and stored_version and version < stored_version:
+            result.unchanged += 1  # an older version never overwrites a newer one
+            continue
+        paper.source_hash = inc.digest
+        # Unversioned items (blog posts): the latest fetch is the truth.
+        newer = version > stored_version if version and stored_version else not stored_version
+        changes = _changes(paper, inc.fields, newer)
+        if paper.venue_id is None and "venue" in _writable(paper):
+            changes.update(venues.fields(inc.item))
+        if not changes:
+            result.unchanged += 1
+            Paper.objects.filter(pk=paper.pk).update(source_hash=inc.digest)
+            continue
+        changes["source_hash"] = inc.digest
+        for name, value in changes.items():
+            setattr(paper, name, value)
+        if version > stored_version or {"title", "abstract"} & changes.keys():
+            paper.needs_scoring = True
+            changes["needs_scoring"] = True
+        touched_fields |= set(changes)
+        to_update.append(paper)
+        result.updated += 1
+    if to_update:
+        Paper.objects.bulk_update(to_update, sorted(touched_fields | {"updated_at"}))
+    return to_update
 
 
 def _suggest_topics(papers: list[Paper], chosen: dict[str, RawItem], topics: TopicMatcher) -> None:
@@ -209,16 +270,6 @@ def source_digest(item: RawItem, fields: dict) -> str:
         [fields, item.affiliations, item.comment, item.journal_ref], sort_keys=True, default=str
     )
     return hashlib.sha1(payload.encode()).hexdigest()
-
-
-def _venue_fields(item: RawItem, matcher: VenueMatcher, venues: _Venues) -> dict:
-    found = matcher.match(item.comment, item.journal_ref)
-    if found is None:
-        return {}
-    return {
-        "venue": venues.get(found.short_name, found.year, found.full_name),
-        "venue_status": found.status,
-    }
 
 
 def _link(
