@@ -18,7 +18,7 @@ from django.db.models import Q
 from dailies.assembly import cutoff
 from dailies.models import Daily, DailyEntry
 from papers.languages import Language
-from papers.models import SCORE_MAX, SCORE_MIN, Score
+from papers.models import SCORE_MAX, SCORE_MIN, Paper, Score
 
 # Histogram bins: SCORE_MIN..SCORE_MAX in steps of BIN_WIDTH (16 bins of 0.25).
 BIN_WIDTH = Decimal("0.25")
@@ -178,9 +178,10 @@ class Selection:
 
 
 def _window(daily: Daily, previous_date: dt.date | None) -> Q:
-    in_window = Q(paper__created_at__lte=cutoff(daily.track, daily.date))
+    """Papers ingested in the daily's window (read through papers_paper_created_idx)."""
+    in_window = Q(created_at__lte=cutoff(daily.track, daily.date))
     if previous_date is not None:
-        in_window &= Q(paper__created_at__gt=cutoff(daily.track, previous_date))
+        in_window &= Q(created_at__gt=cutoff(daily.track, previous_date))
     return in_window
 
 
@@ -193,9 +194,10 @@ def daily_selection(
     window); ``entries`` the daily's entries, whose papers always count as candidates.
     """
     selected_ids = {e.paper_id for e in entries}
-    scores = Score.objects.filter(track_id=daily.track_id).filter(
-        _window(daily, previous_date) | Q(paper_id__in=selected_ids)
-    )
+    # The candidates as one set of papers: the database finds them by the window's index
+    # and the selected ids' key, then their scores by paper, never scanning the track's.
+    candidates = Paper.objects.filter(_window(daily, previous_date) | Q(pk__in=selected_ids))
+    scores = Score.objects.filter(track_id=daily.track_id, paper_id__in=candidates.values("pk"))
     if daily.assembled_at is not None:
         # What assembly saw: a rescoring after the daily went out does not rewrite it.
         scores = scores.filter(Q(created_at__lte=daily.assembled_at) | Q(paper_id__in=selected_ids))

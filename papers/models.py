@@ -388,6 +388,8 @@ class Paper(models.Model):
                 condition=Q(needs_scoring=True),
                 name="papers_paper_needs_scoring_idx",
             ),
+            # the papers ingested in a daily's window (its selection chart's candidates)
+            models.Index(fields=["created_at"], name="papers_paper_created_idx"),
         ]
         constraints = [
             models.UniqueConstraint(

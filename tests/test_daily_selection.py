@@ -155,3 +155,27 @@ def test_a_near_miss_shows_its_full_title_and_its_rationale_cut_short(db, anonym
     shown = near.split('<p class="rationale">')[-1].split("</p>", 1)[0]
     assert shown.endswith("…") and len(shown) <= 201
     assert ("Why. " * 80).strip() in near  # the breakdown keeps it whole
+
+
+def test_its_candidates_are_those_ingested_since_the_previous_dailys_cut_off(db, anonymous):
+    track = make_track(min_score=Decimal("3.00"))
+    make_daily(date=DATE - dt.timedelta(days=1), track=track, papers=[make_paper()])
+    earlier = _candidate(track, "3.90", slug="earlier")  # in the window of the daily before
+    Paper.objects.filter(pk=earlier.pk).update(
+        created_at=timezone.make_aware(dt.datetime(2026, 10, 26, 20, 0))
+    )
+    later = _candidate(track, "3.80", slug="later")  # after this daily's cut-off: the next one's
+    Paper.objects.filter(pk=later.pk).update(
+        created_at=timezone.make_aware(dt.datetime(2026, 10, 28, 1, 0))
+    )
+    in_window = _candidate(track, "3.70", slug="in-window")
+    # Selected: a candidate wherever it was ingested.
+    old_pick = _candidate(track, "4.40", slug="old-pick")
+    Paper.objects.filter(pk=old_pick.pk).update(
+        created_at=timezone.make_aware(dt.datetime(2026, 9, 1, 12, 0))
+    )
+    make_daily(date=DATE, track=track, papers=[old_pick], scores=["4.40"])
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    assert _bars(html) == {"bar-selected": 1, "bar-other": 1}
+    near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
+    assert in_window.slug in near and earlier.slug not in near and later.slug not in near
