@@ -24,22 +24,26 @@ from dailies.selectors import published_papers
 from papers.languages import Language
 from papers.models import Paper
 from search.backends import MAX_RESULTS, Filters, Hit
-from search.page import browse
-from search.service import ordered_papers, search
+from search.service import browse, ordered_papers, search
+from search.text import normalise_query
 
 DEFAULT_LIMIT = PAGE_SIZE
 MAX_LIMIT = MAX_PAGE_SIZE
 
 
 class QueryTextField(serializers.CharField):
-    """Free text that is never rejected: the search service drops what it cannot use
-    (control characters included) rather than answer 400."""
+    """Free text that is never rejected: what the search cannot use (control characters
+    included) is dropped rather than answered with a 400, and the text is normalised here,
+    once, as the index page normalises it."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.validators = [
             v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)
         ]
+
+    def to_internal_value(self, data) -> str:
+        return normalise_query(super().to_internal_value(data))
 
 
 class SearchQuerySerializer(serializers.Serializer):
@@ -65,6 +69,16 @@ class SearchQuerySerializer(serializers.Serializer):
             required=False, help_text="Appeared in a daily on or before this day (YYYY-MM-DD)."
         )
         return fields
+
+    def validate(self, attrs: dict) -> dict:
+        # The filters, made once: the service and the backend take them as they are.
+        attrs["filters"] = Filters(
+            topic=attrs.get("topic"),
+            track=attrs.get("track"),
+            date_from=attrs.get("from"),
+            date_to=attrs.get("to"),
+        )
+        return attrs
 
 
 class SearchResultSerializer(serializers.Serializer):
@@ -129,24 +143,11 @@ class SearchView(APIView):
         data = params.validated_data
         start, stop = data["offset"], data["offset"] + data["limit"]
         if data["q"]:
-            results = search(
-                data["q"],
-                topic=data.get("topic"),
-                track=data.get("track"),
-                date_from=data.get("from"),
-                date_to=data.get("to"),
-                language=data["lang"],
-            )
+            results = search(data["q"], data["filters"], language=data["lang"])
             count, pairs = results.count(), ordered_papers(results[start:stop], _papers())
         else:
-            filters = Filters(
-                topic=data.get("topic"),
-                track=data.get("track"),
-                date_from=data.get("from"),
-                date_to=data.get("to"),
-            )
             # The index's order (newest appearance first), without its page prefetches.
-            listed = browse(filters).prefetch_related(None)
+            listed = browse(data["filters"]).prefetch_related(None)
             count = min(listed.count(), MAX_RESULTS)
             pks = list(listed.values_list("pk", flat=True)[start : min(stop, MAX_RESULTS)])
             pairs = ordered_papers([Hit(pk, 0.0) for pk in pks], _papers())

@@ -16,8 +16,7 @@ from dailies.feeds import PaperListFeed, feed_title
 from dailies.selectors import index_papers
 from papers.models import Topic
 from search.backends import MAX_RESULTS, Filters
-from search.page import browse
-from search.service import search
+from search.service import browse, search
 from search.text import normalise_query
 
 
@@ -57,13 +56,22 @@ class SearchFeedQuery(forms.Form):
         self.fields["to"] = forms.DateField(required=False, input_formats=["%Y-%m-%d"])
 
     def clean_q(self) -> str:
-        # Cut, as on the index page and in the API (the service bounds it in one place).
+        # Normalised here, once, as the index page and the API normalise it.
         return normalise_query(self.cleaned_data["q"])
 
     def clean(self) -> dict:
         data = super().clean()
-        if not self.errors and not any(data.get(k) for k in ("q", "topic", "track", "from", "to")):
+        if self.errors:
+            return data
+        if not any(data.get(k) for k in ("q", "topic", "track", "from", "to")):
             raise forms.ValidationError("give q (the search) or at least one filter")
+        # The filters, made once: the search service and the listing take them as they are.
+        data["filters"] = Filters(
+            topic=data["topic"] or None,
+            track=data["track"] or None,
+            date_from=data["from"],
+            date_to=data["to"],
+        )
         return data
 
     def problem(self) -> str | None:
@@ -91,13 +99,7 @@ class SearchFeed(PaperListFeed):
         return self.query.cleaned_data
 
     def target(self) -> Filters:
-        data = self.params
-        return Filters(
-            topic=data["topic"] or None,
-            track=data["track"] or None,
-            date_from=data["from"],
-            date_to=data["to"],
-        )
+        return self.params["filters"]
 
     def item_rows(self, filters: Filters) -> QuerySet:
         if not self.params["q"]:
@@ -107,14 +109,7 @@ class SearchFeed(PaperListFeed):
     def matches(self, filters: Filters) -> list[int]:
         """The ids of every paper the search finds (the search runs once per request)."""
         if not hasattr(self, "_matches"):
-            results = search(
-                self.params["q"],
-                topic=filters.topic,
-                track=filters.track,
-                date_from=filters.date_from,
-                date_to=filters.date_to,
-                language=self.lang,
-            )
+            results = search(self.params["q"], filters, language=self.lang)
             self._matches = [hit.paper_id for hit in results[:MAX_RESULTS]]
         return self._matches
 

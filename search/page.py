@@ -1,18 +1,15 @@
-"""What the index page needs around the search service: the reader's parameters, the
-filtered index without a query, and result rows with their marked title and excerpt."""
+"""What the index page needs around the search service: the reader's parameters, and result
+rows with their marked title and excerpt, the topic chips and the track choices."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.db.models import Exists, OuterRef, QuerySet
 from django.http import QueryDict
 from django.utils.safestring import SafeString
 
-from dailies.models import DailyEntry
-from dailies.selectors import index_papers, parse_date
+from dailies.selectors import parse_date
 from papers.models import Paper, Topic
 from search.backends import Filters, Hit
 from search.highlight import best_excerpt, highlight
@@ -22,32 +19,23 @@ from search.text import normalise_query
 
 @dataclass(frozen=True)
 class SearchParams:
-    """``?q=…&topic=…&track=…&from=YYYY-MM-DD&to=YYYY-MM-DD``; anything malformed is
-    dropped, never an error."""
+    """``?q=…&topic=…&track=…&from=YYYY-MM-DD&to=YYYY-MM-DD``, parsed once: the query text
+    normalised, the rest as the ``Filters`` the service and the backend take as they are.
+    Anything malformed is dropped, never an error."""
 
     q: str = ""
-    topic: str = ""
-    track: str = ""
-    date_from: dt.date | None = None
-    date_to: dt.date | None = None
+    filters: Filters = Filters()
 
     @classmethod
     def from_query(cls, data: QueryDict) -> SearchParams:
         return cls(
             q=normalise_query(data.get("q", "")),
-            topic=_slug(data.get("topic", "")),
-            track=_slug(data.get("track", "")),
-            date_from=parse_date(data.get("from", "")[:10]),
-            date_to=parse_date(data.get("to", "")[:10]),
-        )
-
-    @property
-    def filters(self) -> Filters:
-        return Filters(
-            topic=self.topic or None,
-            track=self.track or None,
-            date_from=self.date_from,
-            date_to=self.date_to,
+            filters=Filters(
+                topic=_slug(data.get("topic", "")),
+                track=_slug(data.get("track", "")),
+                date_from=parse_date(data.get("from", "")[:10]),
+                date_to=parse_date(data.get("to", "")[:10]),
+            ),
         )
 
     @property
@@ -56,37 +44,22 @@ class SearchParams:
 
     def query_string(self, **changes) -> str:
         """These parameters as a query string, with ``changes`` applied (None drops one)."""
+        filters = self.filters
         values = {
             "q": self.q,
-            "topic": self.topic,
-            "track": self.track,
-            "from": self.date_from.isoformat() if self.date_from else "",
-            "to": self.date_to.isoformat() if self.date_to else "",
+            "topic": filters.topic,
+            "track": filters.track,
+            "from": filters.date_from.isoformat() if filters.date_from else "",
+            "to": filters.date_to.isoformat() if filters.date_to else "",
         }
         values.update({k.rstrip("_"): v for k, v in changes.items()})
         return urlencode({k: v for k, v in values.items() if v})
 
 
-def _slug(value: str) -> str:
+def _slug(value: str) -> str | None:
     value = value.strip()[:50]
-    return value if value.replace("-", "").replace("_", "").isalnum() and value.isascii() else ""
-
-
-def browse(filters: Filters) -> QuerySet[Paper]:
-    """The index narrowed by the filters, newest first, prefetched like the index (lazy)."""
-    papers = index_papers()
-    if filters.topic:
-        papers = papers.filter(topics__slug=filters.topic)
-    if filters.track or filters.date_from or filters.date_to:
-        entries = DailyEntry.objects.published().filter(paper=OuterRef("pk"))
-        if filters.track:
-            entries = entries.filter(daily__track__slug=filters.track)
-        if filters.date_from:
-            entries = entries.filter(daily__date__gte=filters.date_from)
-        if filters.date_to:
-            entries = entries.filter(daily__date__lte=filters.date_to)
-        papers = papers.filter(Exists(entries))
-    return papers
+    valid = value.replace("-", "").replace("_", "").isalnum() and value.isascii()
+    return value if valid else None
 
 
 @dataclass
@@ -139,11 +112,12 @@ class Chip:
 
 def topic_chips(topics: list[Topic], params: SearchParams) -> list[Chip]:
     """A link per topic that narrows the current search to it (or lifts the filter)."""
+    current = params.filters.topic
     return [
         Chip(
             topic,
-            params.query_string(topic=None if topic.slug == params.topic else topic.slug),
-            topic.slug == params.topic,
+            params.query_string(topic=None if topic.slug == current else topic.slug),
+            topic.slug == current,
         )
         for topic in topics
     ]

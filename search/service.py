@@ -1,9 +1,10 @@
-"""The search service: one entry point for the index page and the API.
+"""The search service: the entry points of the index page, the API and the search feed.
 
-``search()`` turns what a reader typed into plain terms, picks the backend for the database
-in use, and returns ``SearchResults``: a lazy, sliceable list of hits (a ``Paginator`` can
-page it) that also says how the query was understood. It never raises on what a reader
-types: a query with nothing searchable in it gives empty results.
+``browse()`` lists the papers the filters leave, newest first. ``search()`` turns what a
+reader typed into plain terms, picks the backend for the database in use, and returns
+``SearchResults``: a lazy, sliceable list of hits (a ``Paginator`` can page it) that also says
+how the query was understood. It never raises on what a reader types: a query with nothing
+searchable in it gives empty results.
 
 When no paper has every term, the service tries, in order: word beginnings for unknown
 words ("zipf" → ZipFusion), the closest spelling for unknown words ("degredation" →
@@ -13,19 +14,22 @@ SQLite), and finally papers with any of the terms.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
+from dailies.selectors import index_papers
 from papers.models import Paper
 from search import backends
 from search.backends import MAX_RESULTS, Filters, Hit, Match
-from search.text import QueryTerm, normalise_query, parse_query, tokens
+from search.backends.base import appearances
+from search.text import QueryTerm, parse_query, tokens
 
 P = TypeVar("P", bound=Paper)
+
+NO_FILTERS = Filters()
 
 # A word this short is too ambiguous to expand or to correct.
 MIN_PREFIX_CHARS = 3
@@ -110,24 +114,16 @@ class Highlighter:
         return term in self.latin_terms or any(term.startswith(p) for p in self.prefixes)
 
 
-def search(
-    query: str | None,
-    *,
-    topic: str | None = None,
-    track: str | None = None,
-    date_from: dt.date | None = None,
-    date_to: dt.date | None = None,
-    language: str = "en",
-) -> SearchResults:
+def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -> SearchResults:
     """Search the published papers (runs one or two queries now, more as the results are
-    counted and sliced). ``language`` is the reader's: it does not narrow the search (both
-    languages are always searched); it is kept on the results for their presentation."""
-    text = normalise_query(query)
-    filters = Filters(
-        topic=topic or None, track=track or None, date_from=date_from, date_to=date_to
-    )
-    terms = parse_query(text)
-    results = SearchResults(query=text, filters=filters, language=language, terms=terms)
+    counted and sliced).
+
+    ``query`` and ``filters`` are as the request's parser made them (``normalise_query``,
+    ``Filters``); the filters reach the backend as they are. ``language`` is the reader's: it
+    does not narrow the search (both languages are always searched); it is kept on the
+    results for their presentation."""
+    terms = parse_query(query)
+    results = SearchResults(query=query, filters=filters, language=language, terms=terms)
     if not terms:
         return results
     backend = backends.current()
@@ -139,7 +135,7 @@ def search(
     def attempt(
         use: list[QueryTerm], *, prefixes: Sequence[str] = (), any_term: bool = False, **notes
     ) -> SearchResults | None:
-        found = _results(backend, text, filters, use, counts, prefixes, any_term, notes)
+        found = _results(backend, query, filters, use, counts, prefixes, any_term, notes)
         found.language = language
         return found if found.count() else None
 
@@ -227,6 +223,18 @@ def _corrections(backend: backends.Backend, unknown: list[QueryTerm]) -> dict[st
                 new_term, word = similar[0]
                 corrected[term.term] = QueryTerm(new_term, word)
     return corrected
+
+
+def browse(filters: Filters) -> QuerySet[Paper]:
+    """The index narrowed by ``filters``, newest first, prefetched like the index (lazy): what
+    the page, the API and the feed list when there is no query."""
+    papers = index_papers()
+    if filters.topic:
+        papers = papers.filter(topics__slug=filters.topic)
+    entries = appearances(filters)
+    if entries is not None:
+        papers = papers.filter(Exists(entries.filter(paper=OuterRef("pk"))))
+    return papers
 
 
 def ordered_papers(hits: Iterable[Hit], papers: QuerySet[P]) -> list[tuple[P, Hit]]:

@@ -9,8 +9,8 @@ from django.utils.translation import get_language
 from dailies import selectors
 from dailies.views import page_or_404
 from papers.models import Topic
-from search.page import SearchParams, browse, page_tracks, result_rows, topic_chips
-from search.service import ordered_papers, search
+from search.page import SearchParams, page_tracks, result_rows, topic_chips
+from search.service import browse, ordered_papers, search
 
 
 def paper_index(request: HttpRequest) -> HttpResponse:
@@ -32,26 +32,19 @@ def paper_index(request: HttpRequest) -> HttpResponse:
             **_search_context(params, papers),
             "page": page,
             "papers": papers,
-            "filter_topic": _topic(params.topic),
+            "filter_topic": _topic(params.filters.topic),
         },
     )
 
 
 def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
     language = get_language()
-    results = search(
-        params.q,
-        topic=params.topic,
-        track=params.track,
-        date_from=params.date_from,
-        date_to=params.date_to,
-        language=language,
-    )
+    results = search(params.q, params.filters, language=language)
     # "Search instead for …": the query as typed, without the spelling correction. A
     # corrected query is one whose words matched nothing as typed.
     did_you_mean = results.corrected if request.GET.get("exact") == "1" else None
     if did_you_mean:
-        results = search(None, language=language)
+        results = search("", language=language)
     page = page_or_404(request, results)
     pairs = ordered_papers(page.object_list, selectors.index_papers())
     papers = [paper for paper, _ in pairs]
@@ -66,7 +59,7 @@ def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
             "did_you_mean": did_you_mean,
             "exact_query": params.query_string() + "&exact=1",
             "suggested_topics": [] if pairs else list(selectors.topics_with_papers()[:12]),
-            "filter_topic": _topic(params.topic),
+            "filter_topic": _topic(params.filters.topic),
         },
     )
 
@@ -83,7 +76,7 @@ def _search_context(params: SearchParams, papers: list) -> dict:
     }
 
 
-def _topic(slug: str) -> Topic | None:
+def _topic(slug: str | None) -> Topic | None:
     return Topic.objects.filter(slug=slug).first() if slug else None
 
 

@@ -68,6 +68,15 @@ def test_it_answers_hostile_queries(indexed_demo, anonymous, query):
     assert data["count"] == len(data["results"]) or data["count"] > len(data["results"])
 
 
+def test_a_query_with_nothing_searchable_lists_papers_as_the_index_page_does(
+    indexed_demo, anonymous
+):
+    # q is normalised once, as the page normalises it: control characters are separators.
+    junk = _json(anonymous, "q=" + quote("\x01 \x02") + "&topic=storage")
+    assert junk == _json(anonymous, "topic=storage") and junk["count"] > 0
+    assert all(r["relevance"] is None for r in junk["results"])
+
+
 def test_it_is_read_only(indexed_demo, anonymous):
     assert anonymous.post("/api/v1/search?q=cache").status_code == 405
     assert anonymous.delete("/api/v1/search").status_code == 405

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from dailies.demo import demo_load
 from papers.models import Paper
+from search.backends import Filters
 from search.index import search_index_refresh
 from search.service import search
 
@@ -90,7 +91,7 @@ QUERIES = [
 
 
 def _top(query: str, n: int = 3, **filters) -> list[str]:
-    hits = search(query, **filters)[:n]
+    hits = search(query, Filters(**filters))[:n]
     slugs = dict(Paper.objects.filter(pk__in=[h.paper_id for h in hits]).values_list("pk", "slug"))
     return [slugs[h.paper_id] for h in hits]
 
@@ -148,6 +149,6 @@ def test_it_combines_filters_with_the_query(indexed_demo, query, filters, expect
 
 
 def test_it_returns_nothing_for_a_filter_nothing_passes(indexed_demo):
-    assert search("cache", track="no-such-track").count() == 0
-    assert search("cache", date_from=dt.date(2030, 1, 1)).count() == 0
-    assert search("KV cache", topic="numerics").count() == 0
+    assert search("cache", Filters(track="no-such-track")).count() == 0
+    assert search("cache", Filters(date_from=dt.date(2030, 1, 1))).count() == 0
+    assert search("KV cache", Filters(topic="numerics")).count() == 0

@@ -2,8 +2,9 @@
 
 The service (``search.service``) hands a backend a ``Match`` (the terms to find, how, and
 the ``Filters`` parsed from the reader's request) and gets ``Hit``s back, best first; the
-index (``search.index``) hands it ``IndexDocument``s to store. ``filter_sql`` is the one
-translation of the filters into the SQL both backends splice into their statements.
+index (``search.index``) hands it ``IndexDocument``s to store. ``filter_sql`` is the
+translation of the filters into the SQL both backends splice into their statements, built
+from ``appearances``, which the unranked listing (``search.service.browse``) uses too.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
+
+from django.db.models import QuerySet
 
 from dailies.models import DailyEntry
 from papers.models import Paper
@@ -26,6 +29,11 @@ MAX_RESULTS = 1000
 
 @dataclass(frozen=True)
 class Filters:
+    """What narrows the papers searched or listed: a topic, a track, the days they appeared
+    in a published daily (both ends included). Parsed once from the request (the index
+    page's ``SearchParams``, the API's serializer, the search feed's form); the service, the
+    backend and the unranked listing (``search.service.browse``) take it as it is."""
+
     topic: str | None = None
     track: str | None = None
     date_from: dt.date | None = None
@@ -63,18 +71,27 @@ def match_key(match: Match) -> tuple:
     return (match.terms, match.prefixes, match.any_term, match.filters)
 
 
+def appearances(filters: Filters) -> QuerySet[DailyEntry] | None:
+    """The published entries in the filters' track and days (lazy); None when neither
+    narrows. The one definition of these filters, for the SQL below and for the listing."""
+    if not (filters.track or filters.date_from or filters.date_to):
+        return None
+    entries = DailyEntry.objects.published()
+    if filters.track:
+        entries = entries.filter(daily__track__slug=filters.track)
+    if filters.date_from:
+        entries = entries.filter(daily__date__gte=filters.date_from)
+    if filters.date_to:
+        entries = entries.filter(daily__date__lte=filters.date_to)
+    return entries
+
+
 def filter_sql(filters: Filters, column: str) -> tuple[str, list]:
     """SQL restricting ``column`` (a paper id) to the filters, built with the ORM so that
     "published" keeps its one definition. Returns ("", []) without filters."""
     clauses, params = [], []
-    if filters.track or filters.date_from or filters.date_to:
-        entries = DailyEntry.objects.published()
-        if filters.track:
-            entries = entries.filter(daily__track__slug=filters.track)
-        if filters.date_from:
-            entries = entries.filter(daily__date__gte=filters.date_from)
-        if filters.date_to:
-            entries = entries.filter(daily__date__lte=filters.date_to)
+    entries = appearances(filters)
+    if entries is not None:
         sql, p = entries.values("paper_id").query.sql_with_params()
         clauses.append(f"{column} IN ({sql})")
         params.extend(p)
