@@ -161,3 +161,19 @@ def test_it_offers_the_query_as_typed_when_it_corrected_the_spelling(indexed_dem
     exact = anonymous.get("/en/papers/?" + link.group(1).replace("&amp;", "&")).content.decode()
     assert "No paper matches “degradatoin”" in exact
     assert re.search(r"Did you mean <a href=\"\?q=degradation\">degradation</a>", exact)
+
+
+def test_topic_counts_count_each_published_paper_once_and_no_draft(db):
+    from dailies.models import Daily
+    from dailies.selectors import topics_with_papers
+
+    twice = make_paper(topics=("caching",))
+    make_daily(date=dt.date(2026, 10, 1), papers=[twice, make_paper(topics=("caching", "kv"))])
+    make_daily(date=dt.date(2026, 10, 2), papers=[twice])
+    make_daily(
+        date=dt.date(2026, 10, 3),
+        papers=[make_paper(topics=("caching",)), make_paper(topics=("drafts-only",))],
+        status=Daily.Status.DRAFT,
+    )
+    make_paper(topics=("kv", "never-selected"))  # a candidate no daily took
+    assert [(t.slug, t.n) for t in topics_with_papers()] == [("caching", 2), ("kv", 1)]
