@@ -2,8 +2,8 @@
 topic's papers and a search's papers in ``search.feeds`` (on ``PaperListFeed``), in the
 language of the URL.
 
-Every feed reads through the one definition of "published" (``Daily.objects.published()``,
-``DailyEntry.objects.published()``, ``published_papers()``), shows at most ``FEED_ITEMS``
+Every feed reads what the public may read, whoever asks (``visible_to(PUBLIC)``, the one
+definition of "published"), shows at most ``FEED_ITEMS``
 items, and costs a fixed number of queries whatever their number. Item bodies are rendered
 with the daily page's own template tags, so their text is escaped exactly as on the pages.
 
@@ -34,6 +34,7 @@ from django.views.decorators.http import condition
 from dailies.models import Daily, DailyEntry
 from dailies.selectors import index_papers
 from dailies.templatetags.digest import entry_heading
+from digest_site.visibility import PUBLIC
 from papers.languages import Language, localized
 from papers.models import Summary, Track
 
@@ -63,7 +64,7 @@ def _summaries_updated(paper_ref: str) -> Subquery:
 
 def _latest_appearance() -> QuerySet[DailyEntry]:
     return (
-        DailyEntry.objects.published()
+        DailyEntry.objects.visible_to(PUBLIC)
         .filter(paper=OuterRef("pk"))
         .order_by("-daily__date", "position")
     )
@@ -252,8 +253,8 @@ class TrackDailiesFeed(TrackFeed):
             .order_by("position")
         )
         return (
-            Daily.objects.published()
-            .filter(pk__in=_newest(Daily.objects.published().filter(track=track), "-date"))
+            Daily.objects.visible_to(PUBLIC)
+            .filter(pk__in=_newest(Daily.objects.visible_to(PUBLIC).filter(track=track), "-date"))
             .select_related("track")
             .annotate(content_updated=daily_content_updated())
             .prefetch_related(Prefetch("entries", queryset=entries, to_attr="feed_entries"))
@@ -303,10 +304,12 @@ class TrackPapersFeed(TrackFeed):
 
     def item_rows(self, track: Track) -> QuerySet[DailyEntry]:
         shown = _newest(
-            DailyEntry.objects.published().filter(daily__track=track), "-daily__date", "position"
+            DailyEntry.objects.visible_to(PUBLIC).filter(daily__track=track),
+            "-daily__date",
+            "position",
         )
         return (
-            DailyEntry.objects.published()
+            DailyEntry.objects.visible_to(PUBLIC)
             .filter(pk__in=shown)
             .select_related("daily", "daily__track", "paper", "paper__venue")
             .prefetch_related(*_paper_prefetches("paper__"))

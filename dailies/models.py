@@ -2,7 +2,8 @@
 
 ``published_q`` is the one definition of "visible to readers": ``Daily.objects.published()``,
 ``DailyEntry.objects.published()`` and the selectors built on them are the only way public
-code reads dailies, entries and the papers in them.
+code reads dailies, entries and the papers in them, through ``visible_to(user)``: the
+published for readers, everything for staff who preview (``digest_site.visibility``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from django.db.models import Max, Min, Q
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from digest_site.visibility import Reader, may_preview
 from papers.models import SCORE_MAX, SCORE_MIN, SCORE_VALIDATORS, Paper, Summary, Track
 
 
@@ -31,6 +33,10 @@ def published_q(prefix: str = "") -> Q:
 class DailyQuerySet(models.QuerySet):
     def published(self) -> DailyQuerySet:
         return self.filter(published_q())
+
+    def visible_to(self, user: Reader) -> DailyQuerySet:
+        """What ``user`` may read: every daily when they preview, else the published ones."""
+        return self.all() if may_preview(user) else self.published()
 
     def for_track(self, track: Track) -> DailyQuerySet:
         return self.filter(track=track)
@@ -166,6 +172,10 @@ class DailyStats:
 class DailyEntryQuerySet(models.QuerySet):
     def published(self) -> DailyEntryQuerySet:
         return self.filter(published_q("daily__"))
+
+    def visible_to(self, user: Reader) -> DailyEntryQuerySet:
+        """The entries of the dailies ``user`` may read (``DailyQuerySet.visible_to``)."""
+        return self.all() if may_preview(user) else self.published()
 
 
 class DailyEntry(models.Model):

@@ -9,6 +9,7 @@ from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Sub
 
 from dailies.extensions import paper_prefetches
 from dailies.models import Daily, DailyEntry
+from digest_site.visibility import PUBLIC, Reader, may_preview
 from papers.models import Paper, Topic, Track
 
 
@@ -17,19 +18,10 @@ def published_papers() -> QuerySet[Paper]:
     return Paper.objects.filter(Exists(DailyEntry.objects.published().filter(paper=OuterRef("pk"))))
 
 
-def reader_is_staff(request) -> bool:
-    """Staff may preview drafts; everyone else reads only what is published."""
-    user = request.user
-    return bool(user.is_authenticated and user.is_active and user.is_staff)
-
-
-def visible_dailies(*, staff: bool) -> QuerySet[Daily]:
-    """Staff preview drafts and scheduled dailies; everyone else sees published ones."""
-    return Daily.objects.all() if staff else Daily.objects.published()
-
-
-def visible_papers(*, staff: bool) -> QuerySet[Paper]:
-    return Paper.objects.all() if staff else published_papers()
+def visible_papers(user: Reader) -> QuerySet[Paper]:
+    """The papers ``user`` may read: every paper when they preview, else the published ones
+    (``Paper`` cannot say which are: publication is the dailies')."""
+    return Paper.objects.all() if may_preview(user) else published_papers()
 
 
 def _paper_lookups(prefix: str) -> list:
@@ -50,11 +42,11 @@ def daily_entries(daily: Daily) -> list[DailyEntry]:
     )
 
 
-def dailies_with_neighbours(*, staff: bool) -> QuerySet[Daily]:
-    """The dailies the reader may see, each with its track and the dates of the same
-    track's dailies just before and after it that the reader may see (``previous_date``,
+def dailies_with_neighbours(*, user: Reader) -> QuerySet[Daily]:
+    """The dailies ``user`` may see, each with its track and the dates of the same track's
+    dailies just before and after it that ``user`` may see (``previous_date``,
     ``next_date``, None at either end): the daily page reads its pager in the same query."""
-    visible = visible_dailies(staff=staff)
+    visible = Daily.objects.visible_to(user)
     same_track = visible.filter(track_id=OuterRef("track_id"))
     before = same_track.filter(date__lt=OuterRef("date")).order_by("-date").values("date")[:1]
     after = same_track.filter(date__gt=OuterRef("date")).order_by("date").values("date")[:1]
@@ -63,10 +55,10 @@ def dailies_with_neighbours(*, staff: bool) -> QuerySet[Daily]:
     )
 
 
-def daily_neighbours(daily: Daily, *, staff: bool) -> tuple[Daily | None, Daily | None]:
-    """The previous and next daily of the same track that the reader may see (2 queries)."""
+def daily_neighbours(daily: Daily, *, user: Reader) -> tuple[Daily | None, Daily | None]:
+    """The previous and next daily of the same track that ``user`` may see (2 queries)."""
     same_track = (
-        visible_dailies(staff=staff).filter(track_id=daily.track_id).select_related("track")
+        Daily.objects.visible_to(user).filter(track_id=daily.track_id).select_related("track")
     )
     previous = same_track.filter(date__lt=daily.date).order_by("-date").first()
     following = same_track.filter(date__gt=daily.date).order_by("date").first()
@@ -80,7 +72,7 @@ def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]
     into the track's newest-first index), and only dailies from that date on are read: the
     same few index entries and rows however long the archives grow."""
     nth_newest = (
-        Daily.objects.published()
+        Daily.objects.visible_to(PUBLIC)
         .filter(track=OuterRef("pk"))
         .order_by("-date")
         .values("date")[recent - 1 : recent]
@@ -92,7 +84,7 @@ def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]
         newest |= Q(track=track, date__gte=track.since) if track.since else Q(track=track)
     by_track: dict[int, list[Daily]] = {t.pk: [] for t in tracks}
     track_of = {t.pk: t for t in tracks}
-    for daily in Daily.objects.published().filter(newest).order_by("track_id", "-date"):
+    for daily in Daily.objects.visible_to(PUBLIC).filter(newest).order_by("track_id", "-date"):
         daily.track = track_of[daily.track_id]  # its URL names the track: no query each
         by_track[daily.track_id].append(daily)
     return [(t, by_track[t.pk]) for t in tracks if by_track[t.pk]]
@@ -115,7 +107,12 @@ def entry_counts(dailies: list[Daily]) -> dict[int, int]:
 
 def track_archive(track: Track) -> QuerySet[Daily]:
     # Each card links its daily, whose URL names the track: join it, not one query a card.
-    return Daily.objects.published().filter(track=track).select_related("track").order_by("-date")
+    return (
+        Daily.objects.visible_to(PUBLIC)
+        .filter(track=track)
+        .select_related("track")
+        .order_by("-date")
+    )
 
 
 def index_papers() -> QuerySet[Paper]:
@@ -124,17 +121,17 @@ def index_papers() -> QuerySet[Paper]:
     The page slices this queryset; prefetches then run once per page (fixed query count).
     """
     published_entries = (
-        DailyEntry.objects.published()
+        DailyEntry.objects.visible_to(PUBLIC)
         .select_related("daily", "daily__track")
         .order_by("-daily__date", "daily__track__position")
     )
     latest = (
-        DailyEntry.objects.published()
+        DailyEntry.objects.visible_to(PUBLIC)
         .filter(paper=OuterRef("pk"))
         .order_by("-daily__date", "position")
     )
     return (
-        published_papers()
+        visible_papers(PUBLIC)
         .annotate(
             last_appeared=Subquery(latest.values("daily__date")[:1]),
             last_position=Subquery(latest.values("position")[:1]),
@@ -164,10 +161,11 @@ def topics_with_papers() -> QuerySet[Topic]:
     )
 
 
-def paper_page(paper: Paper, *, staff: bool) -> Paper:
-    """Reload ``paper`` with what its page shows: summaries, scores, visible entries."""
+def paper_page(paper: Paper, *, user: Reader) -> Paper:
+    """Reload ``paper`` with what its page shows: summaries, scores, the entries ``user``
+    may see."""
     entries = (
-        DailyEntry.objects.filter(daily__in=visible_dailies(staff=staff))
+        DailyEntry.objects.visible_to(user)
         .select_related("daily", "daily__track")
         .order_by("-daily__date")
     )

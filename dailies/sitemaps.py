@@ -1,7 +1,8 @@
 """Sitemap sections of the dailies: the fixed pages, dailies, track archives, papers and
 topics, each URL in both languages with ``hreflang`` alternates and an ``x-default``.
 
-Only what readers can see is listed, through the one definition of "published"; ``lastmod``
+Only what readers can see is listed (``visible_to(PUBLIC)``, the one definition of
+"published", whoever asks); ``lastmod``
 is when the content last changed (the same times the feeds use).
 """
 
@@ -18,7 +19,8 @@ from django.utils import translation
 
 from dailies.feeds import daily_content_updated, paper_content_updated
 from dailies.models import Daily, published_q
-from dailies.selectors import published_papers
+from dailies.selectors import visible_papers
+from digest_site.visibility import PUBLIC
 from papers.models import Paper, Topic, Track
 
 
@@ -72,7 +74,7 @@ class I18nSitemap(Sitemap):
 
 def latest_daily_change() -> dt.datetime | None:
     """When a published daily last changed (one query): the fixed pages list them."""
-    return Daily.objects.published().aggregate(at=Max("updated_at"))["at"]
+    return Daily.objects.visible_to(PUBLIC).aggregate(at=Max("updated_at"))["at"]
 
 
 class PagesSitemap(I18nSitemap):
@@ -104,7 +106,7 @@ def pages_sitemap() -> PagesSitemap:
 class DailySitemap(I18nSitemap):
     def items(self) -> QuerySet[Daily]:
         return (
-            Daily.objects.published()
+            Daily.objects.visible_to(PUBLIC)
             .select_related("track")
             .only("pk", "date", "track__slug", "updated_at")
             .annotate(lastmod=daily_content_updated())
@@ -131,7 +133,7 @@ class TrackSitemap(I18nSitemap):
 class PaperSitemap(I18nSitemap):
     def items(self) -> QuerySet[Paper]:
         return (
-            published_papers()
+            visible_papers(PUBLIC)
             .only("pk", "slug", "updated_at")
             .annotate(lastmod=paper_content_updated())
             .order_by("pk")

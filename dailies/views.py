@@ -17,6 +17,7 @@ from dailies.extensions import related_papers
 from dailies.models import DailyStats
 from dailies.selection import daily_selection
 from digest_site.context_processors import THEME_COOKIE, THEMES
+from digest_site.visibility import may_preview
 from papers.models import Track
 
 
@@ -48,9 +49,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpResponse:
-    staff = selectors.reader_is_staff(request)
     daily = get_object_or_404(
-        selectors.dailies_with_neighbours(staff=staff), track__slug=track, date=date
+        selectors.dailies_with_neighbours(user=request.user), track__slug=track, date=date
     )
     entries = selectors.daily_entries(daily)
     previous, following = daily_page.neighbours(daily)
@@ -118,9 +118,9 @@ def theme_set(request: HttpRequest, mode: str) -> HttpResponse:
 
 
 def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    staff = selectors.reader_is_staff(request)
-    paper = get_object_or_404(selectors.visible_papers(staff=staff), slug=slug)
-    paper = selectors.paper_page(paper, staff=staff)
+    staff = may_preview(request.user)
+    paper = get_object_or_404(selectors.visible_papers(request.user), slug=slug)
+    paper = selectors.paper_page(paper, user=request.user)
     return render(
         request,
         "dailies/paper.html",

@@ -17,6 +17,7 @@ from dailies.feeds import FEED_ITEMS, ContentFeed
 from deepdives.models import ReferenceCode
 from deepdives.registry import PROGRAMS
 from deepdives.services import VerificationState, verification_state
+from digest_site.visibility import PUBLIC
 
 STATE_LABELS = {  # as on the code pages (deepdives/_status.html)
     VerificationState.PASSED: gettext_noop("Verified"),
@@ -37,7 +38,7 @@ class CodeFeed(ContentFeed):
         """The published programs' last runs, newest first (one query, once per request)."""
         if not hasattr(self, "_runs"):
             rows = list(
-                ReferenceCode.objects.published()
+                ReferenceCode.objects.visible_to(PUBLIC)
                 .filter(last_run_at__isnull=False, slug__in=list(PROGRAMS))
                 .select_related("paper")
                 .defer("last_output")

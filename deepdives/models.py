@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from dailies.selectors import published_papers
 from deepdives.text import reading_minutes
+from digest_site.visibility import Reader, may_preview
 from papers.languages import Language, localized
 from papers.models import Paper
 
@@ -17,6 +18,10 @@ class ReferenceCodeQuerySet(models.QuerySet):
     def published(self) -> ReferenceCodeQuerySet:
         """Programs readers may see: those of published papers, and those with no paper."""
         return self.filter(Q(paper__isnull=True) | Q(paper__in=published_papers()))
+
+    def visible_to(self, user: Reader) -> ReferenceCodeQuerySet:
+        """What ``user`` may read: every program when they preview, else the published."""
+        return self.all() if may_preview(user) else self.published()
 
 
 class ReferenceCode(models.Model):
@@ -74,6 +79,10 @@ class DeepDiveQuerySet(models.QuerySet):
     def published(self) -> DeepDiveQuerySet:
         """Published deep dives of papers readers can see (a subquery on dailies)."""
         return self.filter(status=DeepDive.Status.PUBLISHED, paper__in=published_papers())
+
+    def visible_to(self, user: Reader) -> DeepDiveQuerySet:
+        """What ``user`` may read: every deep dive when they preview, else the published."""
+        return self.all() if may_preview(user) else self.published()
 
 
 class DeepDive(models.Model):

@@ -7,17 +7,18 @@ from django.db.models import F, Max, QuerySet
 from dailies.sitemaps import I18nSitemap, PagesSitemap, fast_reverse
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
+from digest_site.visibility import PUBLIC
 
 
 def _published_code() -> QuerySet[ReferenceCode]:
     # Only registered programs have a page (deepdives.views._visible_code).
-    return ReferenceCode.objects.published().filter(slug__in=list(PROGRAMS))
+    return ReferenceCode.objects.visible_to(PUBLIC).filter(slug__in=list(PROGRAMS))
 
 
 class DeepDiveSitemap(I18nSitemap):
     def items(self) -> QuerySet[DeepDive]:
         return (
-            DeepDive.objects.published()
+            DeepDive.objects.visible_to(PUBLIC)
             .only("pk", "slug", "updated_at")
             .annotate(lastmod=F("updated_at"))
             .order_by("slug")

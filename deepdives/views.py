@@ -13,18 +13,18 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from dailies.selectors import reader_is_staff
 from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 from deepdives.text import render_markdown
+from digest_site.visibility import PUBLIC, may_preview
 
 
 def deep_dive_index(request: HttpRequest) -> HttpResponse:
     """Every published deep dive, newest paper appearance first, with its reading time
     (two queries: the bodies are deferred, the minutes are stored)."""
     deep_dives = (
-        DeepDive.objects.published()
+        DeepDive.objects.visible_to(PUBLIC)
         .select_related("paper")
         .prefetch_related("paper__summaries")
         .defer("body_en", "body_zh")
@@ -54,9 +54,10 @@ def _toc(text: str) -> list[dict]:
 
 
 def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    staff = reader_is_staff(request)
-    queryset = DeepDive.objects.all() if staff else DeepDive.objects.published()
-    deep_dive = get_object_or_404(queryset.select_related("paper", "reference_code"), slug=slug)
+    deep_dive = get_object_or_404(
+        DeepDive.objects.visible_to(request.user).select_related("paper", "reference_code"),
+        slug=slug,
+    )
     language = get_language()
     body = deep_dive.body(language)
     return render(
@@ -70,7 +71,8 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "body_html": render_markdown(body),
             "toc": _toc(body),
             "minutes": deep_dive.minutes(language),
-            "preview": staff and not DeepDive.objects.published().filter(pk=deep_dive.pk).exists(),
+            "preview": may_preview(request.user)
+            and not DeepDive.objects.visible_to(PUBLIC).filter(pk=deep_dive.pk).exists(),
         },
     )
 
@@ -78,18 +80,15 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def _visible_code(request: HttpRequest, name: str) -> ReferenceCode:
     if name not in PROGRAMS:
         raise Http404("no such program")
-    queryset = (
-        ReferenceCode.objects.all()
-        if reader_is_staff(request)
-        else ReferenceCode.objects.published()
+    return get_object_or_404(
+        ReferenceCode.objects.visible_to(request.user).select_related("paper"), slug=name
     )
-    return get_object_or_404(queryset.select_related("paper"), slug=name)
 
 
 def code_index(request: HttpRequest) -> HttpResponse:
     rows = [
         row
-        for row in ReferenceCode.objects.published()
+        for row in ReferenceCode.objects.visible_to(PUBLIC)
         .select_related("paper")
         .prefetch_related("deep_dives")
         .order_by("name")
@@ -117,7 +116,7 @@ def code_detail(request: HttpRequest, name: str) -> HttpResponse:
             PythonLexer(),
             HtmlFormatter(linenos="table", cssclass="highlight", linenostart=first),
         )
-    deep_dive = DeepDive.objects.published().filter(reference_code=row).first()
+    deep_dive = DeepDive.objects.visible_to(PUBLIC).filter(reference_code=row).first()
     return render(
         request,
         "deepdives/code_detail.html",

@@ -20,7 +20,8 @@ from rest_framework.views import APIView
 from dailies.models import DailyEntry
 from dailies.public_api.common import ERROR_RESPONSES, MAX_PAGE_SIZE, PAGE_SIZE
 from dailies.public_api.serializers import SCORE, SummaryOut, summary_out
-from dailies.selectors import published_papers
+from dailies.selectors import visible_papers
+from digest_site.visibility import PUBLIC
 from papers.languages import Language
 from papers.models import Paper
 from search.backends import MAX_RESULTS, Filters, Hit
@@ -117,8 +118,8 @@ class SearchResponseSerializer(serializers.Serializer):
 
 def _papers() -> QuerySet[Paper]:
     """Published papers with their topics, summaries and published appearances (4 queries)."""
-    entries = DailyEntry.objects.published().select_related("daily").order_by("-daily__date")
-    return published_papers().prefetch_related(
+    entries = DailyEntry.objects.visible_to(PUBLIC).select_related("daily").order_by("-daily__date")
+    return visible_papers(PUBLIC).prefetch_related(
         "topics",
         "summaries",
         Prefetch("daily_entries", queryset=entries, to_attr="published_entries"),

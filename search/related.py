@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from dailies.selectors import published_papers
+from dailies.selectors import visible_papers
+from digest_site.visibility import PUBLIC
 from papers.models import Paper
 from search import backends
 from search.backends import Match
@@ -60,5 +61,6 @@ def related_papers(paper: Paper, *, language: str) -> list[Paper]:
     ids = [hit.paper_id for hit in hits if hit.paper_id != paper.pk][:RELATED_PAPERS]
     if not ids:
         return []
-    found = {p.pk: p for p in published_papers().filter(pk__in=ids).prefetch_related("summaries")}
+    papers = visible_papers(PUBLIC).filter(pk__in=ids).prefetch_related("summaries")
+    found = {paper.pk: paper for paper in papers}
     return [found[pk] for pk in ids if pk in found]

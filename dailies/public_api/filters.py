@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from dailies.extensions import paper_filter
 from dailies.models import Daily, DailyEntry
+from digest_site.visibility import PUBLIC
 from papers.models import Paper, Topic, Track
 
 
@@ -123,7 +124,7 @@ class PaperFilter(filters.FilterSet):
         track, start, end = data.get("track"), data.get("from"), data.get("to")
         if not (track or start or end):
             return queryset
-        entries = DailyEntry.objects.published().filter(paper=OuterRef("pk"))
+        entries = DailyEntry.objects.visible_to(PUBLIC).filter(paper=OuterRef("pk"))
         if track:
             entries = entries.filter(daily__track=track)
         if start:

@@ -1,5 +1,6 @@
 """Read-only viewsets of the public API. Each list has its own prefetching queryset, built
-on the one definition of "published", so its cost is a fixed number of queries."""
+on the one definition of "published", so its cost is a fixed number of queries. The API
+reads as the public does (``PUBLIC``), whoever asks: it never previews."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dailies.public_api.common import (
     LanguageMixin,
 )
 from dailies.public_api.filters import DailyFilter, PaperFilter
+from digest_site.visibility import PUBLIC
 from papers.models import Paper
 
 
@@ -54,7 +56,7 @@ def published_dailies() -> QuerySet[Daily]:
         .prefetch_related("paper__summaries")
     )
     return (
-        Daily.objects.published()
+        Daily.objects.visible_to(PUBLIC)
         .select_related("track")
         .annotate(selected=Count("entries"), low=Min("entries__score"), high=Max("entries__score"))
         .prefetch_related(Prefetch("entries", queryset=leads, to_attr="lead_entries"))
@@ -95,13 +97,13 @@ class DailyViewSet(LanguageMixin, viewsets.ReadOnlyModelViewSet):
         if date is None:
             raise Http404("No such day.")
         daily = get_object_or_404(
-            Daily.objects.published().select_related("track"),
+            Daily.objects.visible_to(PUBLIC).select_related("track"),
             track__slug=self.kwargs["track"],
             date=date,
         )
         daily.entry_list = selectors.daily_entries(daily)
         daily.lead_entries = [e for e in daily.entry_list if e.is_lead]
-        daily.neighbours = selectors.daily_neighbours(daily, staff=False)
+        daily.neighbours = selectors.daily_neighbours(daily, user=PUBLIC)
         return daily
 
 
