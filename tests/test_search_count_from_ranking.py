@@ -78,3 +78,29 @@ def test_it_keeps_every_hit_of_a_match_smaller_than_the_bound(sky, monkeypatch):
     with CaptureQueriesContext(connection) as captured:
         assert len(results[0:50]) == len(BOTH)  # all of them were kept: no query
     assert _statements(captured) == 0
+
+
+def test_words_common_alone_but_few_together_are_counted_and_ranked_in_one_statement(
+    sky, monkeypatch
+):
+    # Each word is in 7 papers, more than the bound, so the vocabulary cannot tell that
+    # only 6 have both: the count finds it out and ranks them in the same statement.
+    monkeypatch.setattr(postgres, "EXACT_LIMIT", len(BOTH))
+    with CaptureQueriesContext(connection) as captured:
+        results = search("quasar pulsar")
+        assert results.count() == len(BOTH)
+        hits = results[0 : len(BOTH)]
+    ranking = [q for q in captured if "ts_rank" in q["sql"]]
+    assert len(ranking) == 1 and "count(*) AS total FROM m" in ranking[0]["sql"]
+    assert "count(*) FROM (SELECT 1" not in " ".join(q["sql"] for q in captured)
+    assert hits == postgres.PostgresBackend()._exact_all(results.match, offset=0, limit=100)
+
+
+def test_more_matches_than_the_bound_are_only_counted_then_ranked_by_the_page(sky, monkeypatch):
+    monkeypatch.setattr(postgres, "EXACT_LIMIT", len(BOTH) - 1)
+    results = search("quasar pulsar")
+    assert results.count() == len(BOTH)
+    with CaptureQueriesContext(connection) as captured:
+        hits = results[0:2]
+    assert _statements(captured) >= 1  # nothing was kept: the page is ranked now
+    assert len(hits) == 2 and {h.paper_id for h in hits} <= {p.pk for p in sky[: len(BOTH)]}

@@ -179,6 +179,11 @@ class PostgresBackend:
             hits, total = self._exact_all_counted(match, limit=FIRST_HITS)
             self._first[match_key(match)] = hits
             return min(total, limit)
+        if not self._single_word(match) and limit > EXACT_LIMIT:
+            hits, total = self._counted_ranked_if_few(match, limit=limit)
+            if total <= EXACT_LIMIT:
+                self._first[match_key(match)] = hits
+            return total
         where, params = self._where(match)
         with self._guarded(match) as cursor:
             cursor.execute(
@@ -199,14 +204,40 @@ class PostgresBackend:
         return self._pooled(match, offset=offset, limit=limit)
 
     def _exact(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
-        if len(match.terms) == 1 and not match.prefixes:
+        if self._single_word(match):
             return self._exact_head_first(match, offset=offset, limit=limit)
         return self._exact_all(match, offset=offset, limit=limit)
 
     @staticmethod
-    def _ranks_every_match(match: Match) -> bool:
-        single_word = len(match.terms) == 1 and not match.prefixes
-        return match.estimate is not None and match.estimate <= EXACT_LIMIT and not single_word
+    def _single_word(match: Match) -> bool:
+        return len(match.terms) == 1 and not match.prefixes
+
+    @classmethod
+    def _ranks_every_match(cls, match: Match) -> bool:
+        estimate = match.estimate
+        return estimate is not None and estimate <= EXACT_LIMIT and not cls._single_word(match)
+
+    def _counted_ranked_if_few(self, match: Match, *, limit: int) -> tuple[list[Hit], int]:
+        """The matches counted up to ``limit`` and, when there are at most ``EXACT_LIMIT``
+        of them (every one will be ranked, whatever the page), their best ``FIRST_HITS``
+        ranked in the same statement: words common alone are often rare together, and this
+        spares the second pass over them that ``ranked`` would make."""
+        where, params = self._where(match)
+        sql = (
+            "WITH m AS MATERIALIZED (SELECT d.paper_id, d.last_appeared, d.vector"
+            f" FROM dailies_searchdocument d WHERE {where} LIMIT %s),"
+            " n AS (SELECT count(*) AS total FROM m)"
+            " SELECT r.paper_id, r.s, n.total FROM n LEFT JOIN LATERAL ("
+            f" SELECT d.paper_id, {RANK_SQL} AS s, d.last_appeared FROM m d"
+            " WHERE n.total <= %s"
+            " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s"
+            ") r ON true ORDER BY r.s DESC, r.last_appeared DESC, r.paper_id DESC"
+        )
+        with self._guarded(match) as cursor:
+            cursor.execute(sql, [*params, limit, rank_literal(match), EXACT_LIMIT, FIRST_HITS])
+            rows = cursor.fetchall()
+        hits = [Hit(pk, float(score)) for pk, score, _ in rows if pk is not None]
+        return hits, rows[0][2]
 
     def _exact_all_counted(self, match: Match, *, limit: int) -> tuple[list[Hit], int]:
         """The best ``limit`` hits of every match ranked, and how many matches there are."""
