@@ -152,9 +152,12 @@ class Neighbour:
 
 def neighbours(daily: Daily) -> tuple[Neighbour | None, Neighbour | None]:
     """The pager's previous and next daily of a daily read with
-    ``selectors.dailies_with_neighbours``."""
-    track = daily.track
+    ``selectors.dailies_with_neighbours`` (their URLs as ``Daily.get_absolute_url`` makes
+    them, without making the dailies)."""
+    slug = daily.track.slug
     return tuple(
-        Neighbour(date, Daily(track=track, date=date).get_absolute_url()) if date else None
+        Neighbour(date, reverse("dailies:daily", kwargs={"track": slug, "date": date.isoformat()}))
+        if date
+        else None
         for date in (daily.previous_date, daily.next_date)
     )
