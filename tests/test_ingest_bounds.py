@@ -16,9 +16,14 @@ from papers.ingest import limits
 from papers.ingest.fetch import FetchPolicy
 from papers.ingest.items import RawItem
 from papers.ingest.parsers import parse_arxiv_api, parse_arxiv_rss, parse_feed
-from papers.ingest.service import ingest_document, ingest_runs_fail_stale, ingest_source
+from papers.ingest.service import (
+    ingest_document,
+    ingest_runs_fail_stale,
+    ingest_source,
+    sources_claim_due,
+)
 from papers.models import IngestRun, Paper, Source
-from papers.tasks import claim_due_sources, fail_stale_ingest_runs
+from papers.tasks import fail_stale_ingest_runs
 from tests.arxiv_docs import Entry, api_page, entry_xml, numbered
 from tests.factories import make_track
 from tests.recorded_server import Reply
@@ -240,14 +245,14 @@ def test_the_sweep_fails_a_run_killed_midway_and_its_source_runs_again(
     killed = _running(source, age, now)
     # The fan-out claimed the source when it enqueued the run that was then killed.
     Source.objects.filter(pk=source.pk).update(last_run_at=now - age - dt.timedelta(seconds=1))
-    assert claim_due_sources(now) == []  # not due: the claim holds it for its interval
+    assert sources_claim_due(now=now) == []  # not due: the claim holds it for its interval
 
     assert fail_stale_ingest_runs.delay().get() == [killed.pk]
 
     killed.refresh_from_db()
     assert killed.status == IngestRun.Status.FAILED and killed.finished_at is not None
     assert killed.message.startswith("marked failed by the stale-run sweep: still running")
-    assert claim_due_sources(now) == [source.pk]  # due again
+    assert sources_claim_due(now=now) == [source.pk]  # due again
     rerun = ingest_source(source=source)
     assert rerun.status == IngestRun.Status.SUCCEEDED and rerun.new == 2
     assert ingest_runs_fail_stale() == []  # a second sweep finds nothing

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from papers.ingest import limits, parsers
@@ -24,6 +25,7 @@ from papers.ingest.fetch import (
     DeadlineExceeded,
     FetchError,
     FetchPolicy,
+    FetchRefused,
     RateLimiter,
     arxiv_limiter,
     fetch,
@@ -48,6 +50,17 @@ MAX_PAGES = 200  # a runaway paging loop stops here and says so
 
 class IngestFailed(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    """A run of a source, and whether running it again later may go better."""
+
+    run: IngestRun
+    # Failed because every attempt to reach the source failed (network errors, timeouts,
+    # 429 and 5xx): that may pass. A refused fetch, an unparseable document, a bad query or
+    # a run past its deadline would fail the same way again.
+    retryable: bool = False
 
 
 @dataclass
@@ -306,28 +319,63 @@ def ingest_source(
     Fetching stops at the run deadline (``FetchPolicy.run_deadline``): the run fails, says
     so, and stores nothing of what it had fetched.
     """
+    return _source_run(source, since, until, progress).run
+
+
+def ingest_enabled_source(*, source_id: int) -> SourceRun | None:
+    """The periodic unit of work: one run of an enabled source; None when the source is gone
+    or disabled (since it was claimed)."""
+    source = Source.objects.filter(pk=source_id, enabled=True).first()
+    return None if source is None else _source_run(source, None, None, None)
+
+
+def sources_claim_due(*, now: dt.datetime | None = None) -> list[int]:
+    """Claim every due source with a conditional UPDATE, so a doubled beat or two fan-outs
+    at once enqueue each source once. Returns the ids claimed."""
+    now = now or timezone.now()
+    claimed = []
+    candidates = Source.objects.filter(enabled=True).exclude(kind=Source.Kind.MANUAL)
+    for source in candidates.only("pk", "last_run_at", "interval_minutes"):
+        due_before = now - dt.timedelta(minutes=source.interval_minutes)
+        won = Source.objects.filter(
+            Q(last_run_at__isnull=True) | Q(last_run_at__lte=due_before), pk=source.pk
+        ).update(last_run_at=now)
+        if won:
+            claimed.append(source.pk)
+    return claimed
+
+
+def _source_run(source: Source, since, until, progress: Progress | None) -> SourceRun:
     run = _run_start(source.name, source)
     collected = Collected(deadline=run_deadline())
     try:
         _collect(source, since, until, progress, collected)
         if collected.not_modified:
-            return _run_finish(
-                run,
-                status=IngestRun.Status.SUCCEEDED,
-                requests=collected.requests,
-                message=_with_notes("not modified since the last run", collected.fallback_notes()),
+            return SourceRun(
+                _run_finish(
+                    run,
+                    status=IngestRun.Status.SUCCEEDED,
+                    requests=collected.requests,
+                    message=_with_notes(
+                        "not modified since the last run", collected.fallback_notes()
+                    ),
+                )
             )
-        return _store(run, collected, source, list(source.tracks.all()))
+        return SourceRun(_store(run, collected, source, list(source.tracks.all())))
     except (FetchError, FeedError, IngestFailed) as exc:
         message = str(exc)
         if isinstance(exc, DeadlineExceeded):
             message += "; nothing of this run was stored (backfill a narrower window?)"
-        return _run_finish(
+        run = _run_finish(
             run,
             status=IngestRun.Status.FAILED,
             requests=collected.requests,
             message=_with_notes(message, collected.fallback_notes()),
         )
+        unreachable = isinstance(exc, FetchError) and not isinstance(
+            exc, FetchRefused | DeadlineExceeded
+        )
+        return SourceRun(run, retryable=unreachable)
     except Exception as exc:
         log.exception("ingest of %s failed", source)
         _run_finish(run, status=IngestRun.Status.FAILED, message=f"{type(exc).__name__}: {exc}")
