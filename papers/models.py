@@ -17,6 +17,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from digest_site.urlwords import RESERVED_WORDS
 from papers.languages import LANGUAGE_CODES, Language, pick_language
 from papers.validators import URL_MAX_LENGTH, validate_public_url
 
@@ -24,26 +25,10 @@ SCORE_MIN = Decimal("1.00")
 SCORE_MAX = Decimal("5.00")
 SCORE_VALIDATORS = [MinValueValidator(SCORE_MIN), MaxValueValidator(SCORE_MAX)]
 
-# Track slugs share the URL space /<lang>/<track>/ with the site's fixed sections.
-RESERVED_TRACK_SLUGS = frozenset(
-    {
-        "papers",
-        "deep-dives",
-        "topics",
-        "code",
-        "api",
-        "feeds",
-        "admin",
-        "static",
-        "search",
-        "subscribe",
-        "theme",
-    }
-)
-
 
 def validate_track_slug(value: str) -> None:
-    if value in RESERVED_TRACK_SLUGS:
+    """A track's slug is a URL word (/<lang>/<track>/): never one the site's layout takes."""
+    if value in RESERVED_WORDS:
         raise ValidationError(
             _("“%(slug)s” is reserved for a section of the site."), params={"slug": value}
         )
