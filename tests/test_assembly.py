@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from decimal import Decimal
 
 import pytest
 import time_machine
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from dailies.assembly import daily_assemble, tracks_due_for_assembly
@@ -224,6 +226,19 @@ def test_the_command_prints_the_assembly_as_json(track, capsys):
     assert out["status"] == "created" and out["candidates"] == 5
     assert all({"id", "title", "score", "lead"} <= set(s) for s in out["selected"])
     assert sum(s["lead"] for s in out["selected"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("infra", "2026-13-01"), "not a date (YYYY-MM-DD): '2026-13-01'"),
+        (("nope", DAY.isoformat()), "no track 'nope'"),
+    ],
+)
+def test_the_command_names_a_bad_date_or_track_and_assembles_nothing(track, args, message):
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command("assemble_daily", *args)
+    assert not Daily.objects.exists()
 
 
 def test_tracks_are_due_for_assembly_after_their_time_until_they_have_a_daily(

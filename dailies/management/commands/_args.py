@@ -10,7 +10,8 @@ from dailies.models import Daily
 from papers.models import Track
 
 
-def daily_from_args(track: str, date: str) -> Daily:
+def track_and_date_from_args(track: str, date: str) -> tuple[Track, dt.date]:
+    """The track named by its slug and the ISO date, or the error a command prints."""
     try:
         day = dt.date.fromisoformat(date)
     except ValueError:
@@ -18,6 +19,11 @@ def daily_from_args(track: str, date: str) -> Daily:
     track_obj = Track.objects.filter(slug=track).first()
     if track_obj is None:
         raise CommandError(f"no track {track!r}")
+    return track_obj, day
+
+
+def daily_from_args(track: str, date: str) -> Daily:
+    track_obj, day = track_and_date_from_args(track, date)
     daily = Daily.objects.select_related("track").filter(track=track_obj, date=day).first()
     if daily is None:
         raise CommandError(f"no daily of {track} for {day} (assemble it first)")

@@ -1,10 +1,9 @@
-import datetime as dt
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from dailies.assembly import daily_assemble
-from papers.models import Track
+from dailies.management.commands._args import track_and_date_from_args
 
 
 class Command(BaseCommand):
@@ -16,13 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
     def handle(self, *args, track: str, date: str, **options) -> None:
-        try:
-            day = dt.date.fromisoformat(date)
-        except ValueError:
-            raise CommandError(f"not a date (YYYY-MM-DD): {date!r}") from None
-        track_obj = Track.objects.filter(slug=track).first()
-        if track_obj is None:
-            raise CommandError(f"no track {track!r}")
+        track_obj, day = track_and_date_from_args(track, date)
         result = daily_assemble(track=track_obj, date=day)
         if options["json"]:
             self.stdout.write(json.dumps(result.as_dict(), ensure_ascii=False))
