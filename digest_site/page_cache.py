@@ -261,17 +261,21 @@ class PageCacheMiddleware:
             self._cache_failed("reading", error)
             return None, None
 
-    def _store(self, version: str, key: str, entries: dict[str, tuple]) -> None:
+    def _store(self, version: str, key: str, entries: dict[str, tuple]) -> dict[str, Ready]:
+        """Store ``entries`` in the cache and, once it took them, in this process's tier;
+        returns them ready to send, by encoding."""
+        ready = {encoding: Ready.of(entry) for encoding, entry in entries.items()}
         if not self._cache_usable():
-            return
+            return ready
         stored = {self._stored_key(version, key, enc): entry for enc, entry in entries.items()}
         try:
             cache.set_many(stored, settings.PAGE_CACHE_TIMEOUT)
         except Exception as error:  # the cache is down: render uncached
             self._cache_failed("storing", error)
-            return
-        for stored_key, entry in stored.items():
-            self.local.put(version, stored_key, Ready.of(entry))
+            return ready
+        for encoding in entries:
+            self.local.put(version, self._stored_key(version, key, encoding), ready[encoding])
+        return ready
 
     # -- the response --------------------------------------------------------------------
 
@@ -289,7 +293,8 @@ class PageCacheMiddleware:
             return self._finish_uncacheable(request, response)
         entries = self._entries(response, version or "", key)
         if version is not None and request.method == "GET":
-            self._store(version, key, entries)
+            ready = self._store(version, key, entries)
+            return self._respond(request, ready.get(encoding) or ready[""])
         return self._respond(request, Ready.of(entries.get(encoding) or entries[""]))
 
     def _is_public(self, request: HttpRequest, response: HttpResponseBase) -> bool:
