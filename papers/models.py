@@ -287,6 +287,9 @@ class Paper(models.Model):
             "topics",
         }
     )
+    # What drafting writes when the paper has none (a model's short name). An editor's change
+    # to it, clearing it included, is recorded in edited_fields too, and no draft undoes it.
+    DRAFT_OWNED_FIELDS = frozenset({"short_name"})
 
     canonical_id = models.CharField(
         max_length=300,

@@ -39,8 +39,10 @@ def summary_set(
 
 
 def paper_record_edits(*, paper: Paper, fields: list[str]) -> None:
-    """Remember which ingest-owned fields an editor changed, so ingest leaves them alone."""
-    edited = sorted(set(paper.edited_fields or []) | (set(fields) & Paper.INGEST_OWNED_FIELDS))
+    """Remember which machine-written fields an editor changed (ingest's, drafting's), so
+    neither writes them again."""
+    written = Paper.INGEST_OWNED_FIELDS | Paper.DRAFT_OWNED_FIELDS
+    edited = sorted(set(paper.edited_fields or []) | (set(fields) & written))
     if edited != list(paper.edited_fields or []):
         paper.edited_fields = edited
         paper.save(update_fields=["edited_fields"])

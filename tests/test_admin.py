@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from dailies.models import Daily
 from papers.models import Paper
+from tests.admin_forms import change_form_data
 
 
 @pytest.fixture
@@ -71,6 +72,26 @@ def test_the_paper_form_saves_both_summaries(demo, superuser_client):
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert paper.summaries.get(language="en").takeaway == "The new takeaway."
     assert not paper.summaries.filter(language="zh").exists()
+
+
+def test_an_editor_clearing_a_short_name_is_recorded_so_no_draft_sets_it_again(
+    demo, superuser_client
+):
+    paper = Paper.objects.get(slug="kvstream")
+    paper.edited_fields = []
+    paper.save()
+    url = reverse("admin:papers_paper_change", args=[paper.pk])
+    page = superuser_client.get(url)
+    data = change_form_data(page)
+    # A browser also sends the hidden initial value of a field with a callable default.
+    form = page.context["adminform"].form
+    data |= {f.html_initial_name: data[f.html_name] for f in form if f.field.show_hidden_initial}
+    assert data["short_name"]
+    data["short_name"] = ""
+    response = superuser_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    paper.refresh_from_db()
+    assert (paper.short_name, paper.edited_fields) == ("", ["short_name"])
 
 
 def test_the_publish_action_is_offered_only_to_editors(demo, editor_client, contributor_client):

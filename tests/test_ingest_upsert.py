@@ -153,7 +153,7 @@ def test_an_editors_version_is_recorded_and_kept(db):
     paper = Paper.objects.get()
     paper.version = 2
     paper.save()
-    paper_record_edits(paper=paper, fields=["version", "short_name", "tracks"])
+    paper_record_edits(paper=paper, fields=["version", "tracks"])
     assert paper.edited_fields == ["version"]
     _ingest([Entry("2610.00042", version=3, title="Third")])
     paper.refresh_from_db()
