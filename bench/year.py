@@ -9,10 +9,11 @@ window so the selection chart and the near misses read real candidates — with 
 the published papers for search through the real rebuild path, and measures the same pages
 at that scale:
 
-daily page, home, track archive (first and last page), index (first and last page), paper
-page, topic page and search — render time through Django's test client with the page cache
-off, and the number of queries of each page. It prints each page's ratio to its demo figure
-(target ≤ ``TARGET_RATIO``) and whether its query count stayed the same.
+daily page, home, track archive (first and last page), index (first, middle and last page,
+as its pager links them), paper page, topic page and search — render time through Django's
+test client with the page cache off, and the number of queries of each page. It prints each
+page's ratio to its demo figure (target ≤ ``TARGET_RATIO``) and whether its query count stayed
+the same.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/year.py
 
@@ -56,6 +57,8 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from dailies.models import Daily, DailyEntry  # noqa: E402
+from dailies.paging import Key  # noqa: E402
+from dailies.selectors import index_papers  # noqa: E402
 from papers.models import Organization, Paper, Score, Summary, Topic, Track  # noqa: E402
 from search.index import search_index_rebuild  # noqa: E402
 
@@ -281,6 +284,15 @@ def _last_page(count: int) -> int:
     return max(1, math.ceil(count / settings.PAGE_SIZE))
 
 
+def _index_page_by_key(number: int) -> str:
+    """Page ``number`` of the index as its pager links it: after the key of the paper that
+    ends the page before (found here by offset, once); the first page on the demo's one."""
+    if number < 2:
+        return "/en/papers/"
+    before = index_papers()[(number - 1) * settings.PAGE_SIZE - 1]
+    return f"/en/papers/?page={number}&after={Key.of(before)}"
+
+
 def pages_of(track: Track, query: str) -> dict[str, str]:
     """The pages to measure on ``track``'s content, by label (a few queries)."""
     daily = Daily.objects.published().filter(track=track).order_by("-date").first()
@@ -300,7 +312,9 @@ def pages_of(track: Track, query: str) -> dict[str, str]:
         "archive, first page": base,
         "archive, last page": f"{base}?page={_last_page(archive)}",
         "index, first page": "/en/papers/",
-        "index, last page": f"/en/papers/?page={_last_page(published)}",
+        # The pager's links: "Oldest" (read from the end) and "Older" from the middle.
+        "index, last page": f"/en/papers/?page={_last_page(published)}&before=end",
+        "index, middle page": _index_page_by_key(_last_page(published) // 2),
         "paper": f"/en/papers/{entry.paper.slug}/",
         "topic": f"/en/topics/{topic.slug}/",
         "search": f"/en/papers/?q={query}",

@@ -119,6 +119,9 @@ class Daily(models.Model):
             ),
             # the periodic publisher: scheduled dailies that are due
             models.Index(fields=["status", "publish_at"], name="dailies_daily_due_idx"),
+            # the cross-day index: every track's published dailies, newest first, walked
+            # until a page of papers is found (selectors.index_papers)
+            models.Index(fields=["status", "-date"], name="dailies_daily_status_date_idx"),
         ]
 
     def __str__(self) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from dailies.extensions import paper_prefetches
-from dailies.models import Daily, DailyEntry
+from dailies.models import Daily, DailyEntry, published_q
+from digest_site.content import kept_per_version
 from digest_site.visibility import PUBLIC, Reader, may_preview
 from papers.models import Paper, Topic, Track
 
@@ -116,26 +117,40 @@ def track_archive(track: Track) -> QuerySet[Daily]:
 
 
 def index_papers() -> QuerySet[Paper]:
-    """Papers of published dailies, newest daily first, then by their place in that daily.
+    """Papers of published dailies, newest daily first, then by their place in that daily
+    (``last_appeared``, ``last_position``, then ``pk``).
 
-    The page slices this queryset; prefetches then run once per page (fixed query count).
+    Each paper is read through its latest published appearance: the join keeps the entries
+    that no later published entry of the same paper outranks (newer day; on the same day a
+    better place, then the older entry). The order is then the dailies' own, so the
+    database walks the published dailies newest first (``dailies_daily_status_date_idx``)
+    and stops when a page is full, instead of ranking every published paper: a page costs
+    the same on the first day and after years. The page slices this queryset; prefetches
+    then run once per page (fixed query count).
     """
     published_entries = (
         DailyEntry.objects.visible_to(PUBLIC)
         .select_related("daily", "daily__track")
         .order_by("-daily__date", "daily__track__position")
     )
-    latest = (
-        DailyEntry.objects.visible_to(PUBLIC)
-        .filter(paper=OuterRef("pk"))
-        .order_by("-daily__date", "position")
+    later = DailyEntry.objects.visible_to(PUBLIC).filter(paper=OuterRef("pk"))
+    outranked = (
+        Q(daily__date__gt=OuterRef("last_appeared"))
+        | Q(daily__date=OuterRef("last_appeared"), position__lt=OuterRef("last_position"))
+        | Q(
+            daily__date=OuterRef("last_appeared"),
+            position=OuterRef("last_position"),
+            pk__lt=OuterRef("appearance"),
+        )
     )
     return (
-        visible_papers(PUBLIC)
+        Paper.objects.filter(published_q("daily_entries__daily__"))
         .annotate(
-            last_appeared=Subquery(latest.values("daily__date")[:1]),
-            last_position=Subquery(latest.values("position")[:1]),
+            last_appeared=F("daily_entries__daily__date"),
+            last_position=F("daily_entries__position"),
+            appearance=F("daily_entries__pk"),
         )
+        .filter(~Exists(later.filter(outranked)))
         .select_related("venue")
         .prefetch_related(
             *_paper_lookups(""),
@@ -143,6 +158,18 @@ def index_papers() -> QuerySet[Paper]:
         )
         .order_by("-last_appeared", "last_position", "pk")
     )
+
+
+def index_paper_count(*, topic: Topic | None = None) -> int:
+    """How many papers ``index_papers()`` lists (of ``topic``): the distinct papers of the
+    published entries, counted from the entries alone (one pass over them, not the index's
+    per-paper test of its latest appearance)."""
+    entries = DailyEntry.objects.visible_to(PUBLIC)
+    if topic is not None:
+        # The topic's links by their paper column: no join through the papers table.
+        links = Paper.topics.through.objects.filter(topic=topic).values("paper_id")
+        entries = entries.filter(paper_id__in=links)
+    return entries.values("paper_id").distinct().count()
 
 
 def topics_with_papers() -> QuerySet[Topic]:
@@ -159,6 +186,30 @@ def topics_with_papers() -> QuerySet[Topic]:
         .annotate(n=Count("papers"))
         .order_by("-n", "name_en")
     )
+
+
+def published_topics() -> list[Topic]:
+    """``topics_with_papers()`` as a list, its counts worked out once per content version
+    (``digest_site.content.kept_per_version``): the home page, the index's chips and the
+    topic index show them on every render, and counting them reads the topic links of every
+    published paper (tens of milliseconds at a year's scale). One query either way: the
+    count when the version's counts are not kept yet, else the topics they name."""
+    counted: list[Topic] = []
+
+    def count() -> list[tuple[int, int]]:
+        counted.extend(topics_with_papers())
+        return [(topic.pk, topic.n) for topic in counted]
+
+    counts = kept_per_version("topic-counts", count)
+    if counted:
+        return counted
+    by_pk = Topic.objects.in_bulk([pk for pk, _ in counts])
+    topics = []
+    for pk, n in counts:
+        if topic := by_pk.get(pk):  # a topic deleted since it was counted is left out
+            topic.n = n
+            topics.append(topic)
+    return topics
 
 
 def paper_page(paper: Paper, *, user: Reader) -> Paper:

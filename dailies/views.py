@@ -43,7 +43,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "leads": selectors.lead_entries(dailies),
             "counts": selectors.entry_counts(dailies),
             "latest_entries": selectors.entries_of_dailies(latest),
-            "topics": list(selectors.topics_with_papers()),
+            "topics": selectors.published_topics(),
         },
     )
 

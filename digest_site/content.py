@@ -25,7 +25,10 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
@@ -39,6 +42,7 @@ MAX_LEAD_NS = 5 * _SECOND_NS
 _NEVER = float("-inf")
 # The token this process last read or made, and when (time.monotonic()).
 _seen: tuple[str | None, float] = (None, _NEVER)
+T = TypeVar("T")
 
 
 def _new_token(previous: str | None) -> str:
@@ -103,3 +107,32 @@ def content_version_bump() -> None:
     _bump()
     if transaction.get_connection().in_atomic_block:
         transaction.on_commit(_bump, robust=True)
+
+
+# How long a value kept per content version lives (``kept_per_version``): a day, so that
+# values of retired versions leave the cache on their own.
+KEPT_TIMEOUT = 24 * 60 * 60
+
+
+def kept_per_version(name: str, compute: Callable[[], T]) -> T:
+    """``compute()``, worked out once per content version and kept in the cache beside the
+    pages: for site-wide figures that only a bump can change (the topics' paper counts),
+    which every page showing them would otherwise recount from every published paper.
+
+    The value must pickle small and plain (ids and numbers, not model instances: those
+    belong to the code that pickled them). When the cache is down, ``compute()`` is
+    called each time; its errors are its own.
+    """
+    try:
+        key = f"content:{name}:{content_version(settings.PAGE_CACHE_VERSION_RECHECK_MS / 1000)}"
+        value = cache.get(key)
+    except Exception as error:  # the cache is down: work it out here
+        log.warning("content version: %s worked out uncached (%s)", name, error)
+        return compute()
+    if value is None:
+        value = compute()
+        try:
+            cache.set(key, value, KEPT_TIMEOUT)
+        except Exception as error:
+            log.warning("content version: %s not kept (%s)", name, error)
+    return value

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.translation import get_language
 
 from dailies import selectors
+from dailies.paging import keyset_page_or_404
 from dailies.views import page_or_404
 from papers.models import Topic
 from search.page import SearchParams, page_tracks, result_rows, topic_chips
@@ -22,8 +23,12 @@ def paper_index(request: HttpRequest) -> HttpResponse:
     params = SearchParams.from_query(request.GET)
     if params.q:
         return _search_results(request, params)
-    papers_qs = browse(params.filters) if params.active else selectors.index_papers()
-    page = page_or_404(request, papers_qs)
+    if params.active:
+        page = page_or_404(request, browse(params.filters))
+    else:
+        page = keyset_page_or_404(
+            request.GET, selectors.index_papers(), count=selectors.index_paper_count()
+        )
     papers = list(page.object_list)
     return render(
         request,
@@ -58,7 +63,7 @@ def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
             "rows": result_rows(pairs, results.highlighter, language),
             "did_you_mean": did_you_mean,
             "exact_query": params.query_string() + "&exact=1",
-            "suggested_topics": [] if pairs else list(selectors.topics_with_papers()[:12]),
+            "suggested_topics": [] if pairs else selectors.published_topics()[:12],
             "filter_topic": _topic(params.filters.topic),
         },
     )
@@ -69,7 +74,7 @@ def _search_context(params: SearchParams, papers: list) -> dict:
     return {
         "search": params,
         # Every topic with published papers, in a stable order, whatever the page shows.
-        "chips": topic_chips(list(selectors.topics_with_papers()), params),
+        "chips": topic_chips(selectors.published_topics(), params),
         "tracks": page_tracks(papers),
         "page_query": f"{query}&" if query else "",
         "clear_filters": params.query_string(topic=None, track=None, from_=None, to=None),
@@ -81,13 +86,17 @@ def _topic(slug: str | None) -> Topic | None:
 
 
 def topic_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "search/topic_index.html", {"topics": selectors.topics_with_papers()})
+    return render(request, "search/topic_index.html", {"topics": selectors.published_topics()})
 
 
 def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """A topic's published papers across days, newest first."""
     topic = get_object_or_404(Topic, slug=slug)
-    page = page_or_404(request, selectors.index_papers().filter(topics=topic))
+    page = keyset_page_or_404(
+        request.GET,
+        selectors.index_papers().filter(topics=topic),
+        count=selectors.index_paper_count(topic=topic),
+    )
     return render(
         request,
         "search/topic.html",

@@ -1,0 +1,96 @@
+"""The topics' paper counts, worked out once per content version and kept beside the pages:
+counted again after every publish, unpublish or edit that bumps the version, and right when
+the cache is down."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import socket
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from dailies.models import Daily
+from dailies.selectors import published_topics
+from dailies.services import daily_publish, daily_unpublish
+from papers.models import Topic
+from tests.factories import make_daily, make_paper
+
+
+@pytest.fixture(autouse=True)
+def _uncached_pages(settings):
+    settings.PAGE_CACHE_ENABLED = False
+
+
+def _counts() -> list[tuple[str, int]]:
+    return [(t.slug, t.n) for t in published_topics()]
+
+
+def _counting_queries(captured) -> list[str]:
+    return [
+        q["sql"] for q in captured if "COUNT(" in q["sql"] and "papers_paper_topics" in q["sql"]
+    ]
+
+
+def test_the_counts_are_counted_once_per_version(db, anonymous):
+    make_daily(papers=[make_paper(topics=("kv",)), make_paper(topics=("kv", "moe"))])
+    with CaptureQueriesContext(connection) as first:
+        assert _counts() == [("kv", 2), ("moe", 1)]
+    with CaptureQueriesContext(connection) as again:
+        assert _counts() == [("kv", 2), ("moe", 1)]
+    assert len(_counting_queries(first)) == 1 and len(first) == 1
+    assert _counting_queries(again) == [] and len(again) == 1  # the topics they name
+    # Pages read them too: the home page and the topic index print the kept counts.
+    with CaptureQueriesContext(connection) as page:
+        html = anonymous.get("/en/topics/").content.decode()
+    assert _counting_queries(page) == []
+    assert re.findall(
+        r'href="/en/topics/([^/]+)/">[^<]+</a> <span class="muted">\((\d+)\)', html
+    ) == [
+        ("kv", "2"),
+        ("moe", "1"),
+    ]
+
+
+def test_publishing_and_unpublishing_count_them_again(db, editor):
+    make_daily(papers=[make_paper(topics=("kv",))])
+    draft = make_daily(
+        date=dt.date(2026, 10, 29),
+        papers=[make_paper(topics=("kv",)), make_paper(topics=("moe",))],
+        status=Daily.Status.DRAFT,
+    )
+    assert _counts() == [("kv", 1)]
+    daily_publish(daily=draft, user=editor)
+    assert _counts() == [("kv", 2), ("moe", 1)]
+    daily_unpublish(daily=draft, user=editor)
+    assert _counts() == [("kv", 1)]
+
+
+def test_a_topic_deleted_since_its_count_is_left_out(db):
+    make_daily(papers=[make_paper(topics=("kv",)), make_paper(topics=("moe",))])
+    assert [slug for slug, _ in _counts()] == ["kv", "moe"]
+    Topic.objects.filter(slug="moe").delete()  # the kept counts still name it
+    assert _counts() == [("kv", 1)]
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_with_the_cache_down_they_are_counted_each_time(db, settings):
+    make_daily(papers=[make_paper(topics=("kv",))])
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{_closed_port()}/0",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as captured:
+            assert _counts() == [("kv", 1)]
+        assert len(_counting_queries(captured)) == 1
