@@ -58,7 +58,7 @@ from django.utils import timezone  # noqa: E402
 
 from dailies.models import Daily, DailyEntry  # noqa: E402
 from dailies.paging import Key  # noqa: E402
-from dailies.selectors import index_papers  # noqa: E402
+from dailies.selectors import index_papers, topics_with_papers  # noqa: E402
 from papers.models import Organization, Paper, Score, Summary, Topic, Track  # noqa: E402
 from search.index import search_index_rebuild  # noqa: E402
 
@@ -346,6 +346,7 @@ def measure(client: Client, path: str) -> dict:
         "median": statistics.median(ordered),
         "p95": ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)],
         "queries": len(queries),
+        "db": sum(float(q["time"]) for q in queries.captured_queries) * 1000,
         "bytes": len(response.content),
     }
 
@@ -358,7 +359,7 @@ def measure_all(pages: dict[str, str]) -> dict[str, dict]:
 def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
     print(
         f"\n{'page':22s} {'demo ms':>8s} {'year ms':>8s} {'year p95':>8s} {'ratio':>6s}"
-        f" {'queries demo→year':>18s} {'KB demo→year':>14s}  verdict"
+        f" {'queries demo→year':>18s} {'KB demo→year':>14s} {'per KB':>6s} {'db ms':>6s}  verdict"
     )
     ok = True
     for label, d in demo.items():
@@ -375,12 +376,25 @@ def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
         print(
             f"{label:22s} {d['median']:8.2f} {y['median']:8.2f} {y['p95']:8.2f} {ratio:5.2f}×"
             f" {d['queries']:>8d} → {y['queries']:<8d}"
-            f" {d['bytes'] / 1024:6.0f} → {y['bytes'] / 1024:<6.0f}  {verdict.strip()}"
+            f" {d['bytes'] / 1024:6.0f} → {y['bytes'] / 1024:<6.0f}"
+            f" {ratio * d['bytes'] / y['bytes']:5.2f}× {y['db']:6.1f}  {verdict.strip()}"
         )
+    print(
+        "(per KB: the ratio of the render time per kilobyte of page, year over demo — a year's"
+        " pages hold more and longer items than the demo's; db ms: the year page's time in its"
+        " queries)"
+    )
     print("\nthe slowest query of each page at the year's scale (where the time goes):")
     for label, y in year.items():
         ms, sql = y["slowest"]
         print(f"  {label:22s} {ms:8.2f} ms  {sql[:SQL_SHOWN]}")
+    started = time.perf_counter()
+    counted = len(topics_with_papers())
+    print(
+        f"the topics' paper counts, kept per content version (dailies.selectors."
+        f"published_topics): counting them after a bump costs "
+        f"{(time.perf_counter() - started) * 1000:.1f} ms ({counted} topics), once per version"
+    )
     for kind in ("archive", "index"):
         first, last = year[f"{kind}, first page"], year[f"{kind}, last page"]
         depth = last["median"] / first["median"]

@@ -24,6 +24,10 @@ from django.http import Http404, QueryDict
 
 # The page that ends at the index's end: ``?page=N&before=end``.
 END = "end"
+# The largest place and id a key may name: the columns' own bounds (a place is a
+# PositiveSmallIntegerField, an id a bigint), so no key reaches the database out of range.
+MAX_POSITION = 32767
+MAX_PK = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +50,7 @@ class Key:
             key = cls(dt.date.fromisoformat(date), int(position), int(pk))
         except ValueError as error:
             raise Http404(f"Not a place in the index: {text[:40]!r}") from error
-        if key.position < 0 or key.pk < 1:
+        if not (0 <= key.position <= MAX_POSITION and 1 <= key.pk <= MAX_PK):
             raise Http404(f"Not a place in the index: {text[:40]!r}")
         return key
 

@@ -18,6 +18,9 @@ from that memory while it is younger than ``max_age`` seconds (the page cache pa
 ``PAGE_CACHE_VERSION_RECHECK_MS``), so a cached page needs no round trip to the cache. A
 bump in this process replaces the memory at once; a bump in another process (another
 worker, Celery) is seen here once the memory is older than ``max_age``.
+
+``kept_per_version(name, compute)`` keeps a site-wide value that only a bump can change (the
+topics' paper counts) under the current token, worked out by the first request that needs it.
 """
 
 from __future__ import annotations

@@ -138,6 +138,9 @@ def test_a_topic_page_is_paged_by_key_too(db, anonymous, small_pages):
         "page=2&after=nonsense",
         "page=2&after=2026-13-01.1.1",
         "page=2&after=2026-10-28.-1.5",
+        "page=2&after=2026-10-28.32768.5",
+        f"page=2&after=2026-10-28.1.{2**63}",
+        "page=2&after=2026-10-28.1.0",
         "page=2&before=2026-10-28.1",
         "page=2&after=2026-10-28.1.1&before=2026-10-28.2.2",
         "page=7&after=2026-10-28.1.1",
@@ -164,3 +167,12 @@ def test_a_deep_page_costs_the_queries_of_the_first(demo, anonymous, small_pages
 def test_keys_read_and_print_the_same_place():
     key = Key(dt.date(2026, 10, 28), 3, 1234)
     assert str(key) == "2026-10-28.3.1234" and Key.parse(str(key)) == key
+    # The columns' own bounds are places still.
+    assert Key.parse(f"2026-10-28.32767.{2**63 - 1}") == Key(
+        dt.date(2026, 10, 28), 32767, 2**63 - 1
+    )
+
+
+def test_the_largest_key_reaches_the_database_as_a_place(demo, anonymous, small_pages):
+    response = anonymous.get(f"/en/papers/?page=2&before=2026-10-28.32767.{2**63 - 1}")
+    assert response.status_code == 200
