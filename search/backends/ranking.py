@@ -35,6 +35,35 @@ def positions(fields: Sequence[Sequence[str]]) -> dict[str, list[tuple[int, floa
     return found
 
 
+def occurrences(
+    fields: Sequence[Sequence[str]], terms: Sequence[str], prefixes: Sequence[str] = ()
+) -> dict[str, list[tuple[int, float]]]:
+    """What ``positions`` gives for the terms ``rank_or`` reads (the query's terms and the
+    document's terms with one of its prefixes), the same lists, found by the lists' own
+    searches instead of one Python step per token: so ``rank_or`` over either is the same
+    number, and ranking a paper costs about its matched terms, not its length."""
+    wanted = set(terms)
+    if prefixes:
+        for tokens in fields:
+            wanted.update(t for t in set(tokens) if t.startswith(tuple(prefixes)))
+    found: dict[str, list[tuple[int, float]]] = {}
+    for term in wanted:
+        seen: list[tuple[int, float]] = []
+        start = 0
+        for weight_class, tokens in zip(FIELD_CLASSES, fields, strict=True):
+            weight = WEIGHT_OF[weight_class]
+            index = -1
+            for _ in range(tokens.count(term)):
+                index = tokens.index(term, index + 1)
+                position = min(start + index + 1, MAX_POSITION)
+                if len(seen) < MAX_POSITIONS and (not seen or seen[-1][0] != position):
+                    seen.append((position, weight))
+            start += len(tokens)
+        if seen:
+            found[term] = seen
+    return found
+
+
 def rank_or(
     doc: dict[str, list[tuple[int, float]]], terms: Sequence[str], prefixes: Sequence[str] = ()
 ) -> float:
