@@ -5,12 +5,20 @@ SQLite only) holds the terms made by ``search.text``, space-separated, in three 
 B and C fields); ``SearchDocument`` rows carry the day each paper last appeared. FTS5 finds
 the matches, and the rank is computed in Python with the formula PostgreSQL uses
 (``search.backends.ranking.rank_or``), so both backends order hits the same way.
+
+It bounds its work with the PostgreSQL backend's own bounds, read from there so that the two
+give the same hits in the same order: it ranks every match when there are at most
+``postgres.EXACT_LIMIT`` of them; for more (a very common word matches half the corpus, and
+ranking 50,000 rows in Python takes seconds), it ranks the ``postgres.POOL_SIZE`` newest
+papers whose head column (the A fields) holds every query term, and lists the other matches
+after them, newest first.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from django.db import connection
@@ -18,8 +26,9 @@ from django.db.models import OuterRef, Subquery
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from search.backends import postgres
 from search.backends.base import Hit, Match, filter_sql
-from search.backends.ranking import positions, rank_or
+from search.backends.ranking import occurrences, rank_or
 from search.backends.vocabulary import apply_term_deltas, recount_from
 from search.models import SearchDocument, SearchTerm, SearchWord
 
@@ -48,9 +57,11 @@ def fts_quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def fts_match_literal(match: Match) -> str:
+def fts_match_literal(match: Match, *, column: str | None = None) -> str:
+    """The FTS5 query of ``match``; with ``column``, matched in that column only."""
     parts = [fts_quote(t) for t in match.terms] + [f"{fts_quote(p)}*" for p in match.prefixes]
-    return (" OR " if match.any_term else " AND ").join(parts)
+    literal = (" OR " if match.any_term else " AND ").join(parts)
+    return f"{column} : ({literal})" if column else literal
 
 
 class SqliteBackend:
@@ -111,8 +122,8 @@ class SqliteBackend:
                 counts.update(set(" ".join(row).split()))
         recount_from(counts.items())
 
-    def _where(self, match: Match) -> tuple[str, list]:
-        sql, params = f"{FTS_TABLE} MATCH %s", [fts_match_literal(match)]
+    def _where(self, match: Match, column: str | None = None) -> tuple[str, list]:
+        sql, params = f"{FTS_TABLE} MATCH %s", [fts_match_literal(match, column=column)]
         extra, extra_params = filter_sql(match.filters, "d.paper_id")
         if extra:
             sql, params = f"{sql} AND {extra}", params + extra_params
@@ -131,21 +142,77 @@ class SqliteBackend:
             return cursor.fetchone()[0]
 
     def ranked(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
-        """One page of hits, best first (one query; the rank is computed in Python)."""
-        where, params = self._where(match)
+        """One page of hits, best first (one query; two or three for a page that reaches past
+        the pool). The rank is computed in Python, for at most ``postgres.EXACT_LIMIT`` rows,
+        or the pool's and the page's."""
         connection.ensure_connection()
         connection.connection.create_function(
             "paperdaily_rank", 4, _sqlite_rank, deterministic=True
         )
+        if match.estimate is not None and match.estimate <= postgres.EXACT_LIMIT:
+            return self._exact(match, offset=offset, limit=limit)
+        return self._pooled(match, offset=offset, limit=limit)
+
+    def _exact(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
+        """Every match ranked, one page of them."""
+        where, params = self._where(match)
         sql = (
-            "SELECT d.paper_id, paperdaily_rank(f.head, f.body, f.extra, %s) AS s"
-            f" FROM {self._from()} WHERE {where}"
+            f"SELECT d.paper_id, {RANK_SQL} AS s FROM {self._from()} WHERE {where}"
             " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s"
         )
-        spec = " ".join([*match.terms, *(f"{p}*" for p in match.prefixes)])
         with connection.cursor() as cursor:
-            cursor.execute(sql, [spec, *params, limit, offset])
+            cursor.execute(sql, [rank_spec(match), *params, limit, offset])
             return [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
+
+    def _pooled(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
+        """``PostgresBackend._pooled``: the pool (the newest ``postgres.POOL_SIZE`` papers
+        with every term in their head column) ranked, then the other matches newest first.
+        Only the rows of the page have their text read and ranked past the pool."""
+        pool_limit = postgres.POOL_SIZE
+        head_where, head_params = self._where(match, "head")
+        pool = (
+            f"SELECT d.paper_id, d.last_appeared FROM {self._from()} WHERE {head_where}"
+            " ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s"
+        )
+        pool_params = [*head_params, pool_limit]
+        spec = rank_spec(match)
+        hits: list[Hit] = []
+        pool_size = None
+        with connection.cursor() as cursor:
+            if offset < pool_limit:
+                cursor.execute(
+                    f"WITH pool AS MATERIALIZED ({pool})"
+                    f" SELECT d.paper_id, {RANK_SQL} AS s, count(*) OVER ()"
+                    f" FROM pool d JOIN {FTS_TABLE} f ON f.rowid = d.paper_id"
+                    " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s",
+                    [*pool_params, spec, limit, offset],
+                )
+                rows = cursor.fetchall()
+                hits = [Hit(pk, float(score)) for pk, score, _ in rows]
+                pool_size = rows[0][2] if rows else None
+            if len(hits) == limit:
+                return hits
+            if pool_size is None:
+                cursor.execute(f"SELECT count(*) FROM ({pool})", pool_params)
+                pool_size = cursor.fetchone()[0]
+            # Past the pool: the remaining matches, newest first, ranked once paged.
+            where, params = self._where(match)
+            cursor.execute(
+                f"SELECT d.paper_id, {RANK_SQL} AS s FROM ("
+                f" SELECT d.paper_id, d.last_appeared FROM {self._from()} WHERE {where}"
+                f" AND d.paper_id NOT IN (SELECT paper_id FROM ({pool}))"
+                " ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s"
+                f") d JOIN {FTS_TABLE} f ON f.rowid = d.paper_id"
+                " ORDER BY d.last_appeared DESC, d.paper_id DESC",
+                [
+                    spec,
+                    *params,
+                    *pool_params,
+                    limit - len(hits),
+                    max(0, offset - pool_size),
+                ],
+            )
+            return hits + [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
 
     def similar_words(self, word: str, *, limit: int = 3) -> list[tuple[str, str]]:
         """(term, word) of the vocabulary words spelled like ``word`` (one query; similarity
@@ -166,13 +233,29 @@ class SqliteBackend:
         return [(term, w) for _, _, w, term in sorted(scored)[:limit]]
 
 
+# The rank of one row (f, joined on the paper's rowid), given the query's ``rank_spec``.
+RANK_SQL = "paperdaily_rank(f.head, f.body, f.extra, %s)"
+
+
+def rank_spec(match: Match) -> str:
+    """The query's terms for ``_sqlite_rank``: space-separated, "prefix*" for a prefix."""
+    return " ".join([*match.terms, *(f"{p}*" for p in match.prefixes)])
+
+
+@lru_cache(maxsize=64)
+def _parse_spec(spec: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    words = spec.split()
+    return (
+        tuple(w for w in words if not w.endswith("*")),
+        tuple(w[:-1] for w in words if w.endswith("*")),
+    )
+
+
 def _sqlite_rank(head: str, body: str, extra: str, spec: str) -> float:
     """``rank_or`` as an SQLite function: the row's three fields and the query's terms
-    ("prefix*" for a prefix), all space-separated."""
-    words = spec.split()
-    terms = [w for w in words if not w.endswith("*")]
-    prefixes = [w[:-1] for w in words if w.endswith("*")]
-    doc = positions((head.split(), body.split(), extra.split()))
+    (``rank_spec``)."""
+    terms, prefixes = _parse_spec(spec)
+    doc = occurrences((head.split(), body.split(), extra.split()), terms, prefixes)
     # PostgreSQL computes in single precision; rounding keeps ties ties on both backends.
     return round(rank_or(doc, terms, prefixes), 6)
 
