@@ -23,7 +23,9 @@ scratch file ``bench_search.sqlite3`` (the plain ts_rank baseline is PostgreSQL'
 ``BENCH_SEARCH_N`` changes the number of papers (default 100000); ``BENCH_KEEP_DB=1`` keeps
 the scratch database for a closer look (drop ``bench_search`` by hand afterwards), and
 ``BENCH_REUSE_DB=1`` measures a kept one again without building it (it is migrated first,
-then kept; ``BENCH_DB_NAME`` names it).
+then kept; ``BENCH_DB_NAME`` names it). Each figure is the second of two passes over the mix
+(the first warms the caches); ``BENCH_COLD=1`` measures the first pass instead. The service's
+slowest queries are named after its figures.
 """
 
 from __future__ import annotations
@@ -445,6 +447,11 @@ def percentiles(samples: list[float]) -> str:
     return f"p50 {p50:7.2f} ms   p95 {p95:7.2f} ms   max {ordered[-1]:7.2f} ms"
 
 
+def slowest(runs: list[str], samples: list[float], n: int = 5) -> str:
+    worst = sorted(zip(samples, runs, strict=True), reverse=True)[:n]
+    return ", ".join(f"{q!r} {ms:.0f} ms" for ms, q in worst)
+
+
 def timed(fn, runs: list[str]) -> list[float]:
     samples = []
     for q in runs:
@@ -550,15 +557,14 @@ def main() -> int:
         runners = [("service", run_service), ("API", api)]
         if postgres:
             runners.append(("plain ts_rank", run_plain))
-        elif not os.environ.get("BENCH_SQLITE_FULL"):
-            # SQLite ranks every match in Python: seconds for a common word at this size,
-            # so one measured pass of the service (BENCH_SQLITE_FULL=1 for the API too).
-            runners = [("service", run_service)]
         print(f"on {connection.vendor}:")
         for label, fn in runners:
-            if postgres or os.environ.get("BENCH_SQLITE_FULL"):
+            if not os.environ.get("BENCH_COLD"):
                 timed(fn, runs)  # a first pass warms the caches; the second is measured
-            print(f"{label:14s} {len(runs)} queries: {percentiles(timed(fn, runs))}")
+            samples = timed(fn, runs)
+            print(f"{label:14s} {len(runs)} queries: {percentiles(samples)}")
+            if label == "service":
+                print(f"{'':14s} slowest: {slowest(runs, samples)}")
         print(f"whole run {time.perf_counter() - began:.0f} s")
     finally:
         if reusing or os.environ.get("BENCH_KEEP_DB"):
