@@ -45,6 +45,8 @@ MAX_LEAD_NS = 5 * _SECOND_NS
 _NEVER = float("-inf")
 # The token this process last read or made, and when (time.monotonic()).
 _seen: tuple[str | None, float] = (None, _NEVER)
+# A bump this process could not make (the cache was down); made at the next use of the version.
+_bump_pending = False
 T = TypeVar("T")
 
 
@@ -72,13 +74,22 @@ def _remember(token: str | None) -> None:
 def content_version(max_age: float = 0.0) -> str:
     """The current token; a first call makes one. With ``max_age`` (seconds), the token this
     process read or made less than that long ago, without asking the cache. Raises the
-    cache's errors (the page cache treats them as "cache unavailable")."""
+    cache's errors (the page cache treats them as "cache unavailable").
+
+    A bump that failed in this process (the cache was down) is made first: the pages
+    stored before it must not come back with the cache."""
+    global _bump_pending
     token, read_at = _seen
     if token is not None and time.monotonic() - read_at < max_age:
         return token
-    token = cache.get(VERSION_KEY)
-    if token is None:
-        token = content_version_init()
+    if _bump_pending:
+        token = _bumped()
+        _bump_pending = False
+        log.warning("content version: the bump that failed is made now")
+    else:
+        token = cache.get(VERSION_KEY)
+        if token is None:
+            token = content_version_init()
     _remember(token)
     return token
 
@@ -89,14 +100,26 @@ def content_version_init() -> str:
     return cache.get(VERSION_KEY)
 
 
+def _bumped() -> str:
+    """A new token, stored; raises the cache's errors."""
+    token = _new_token(cache.get(VERSION_KEY))
+    cache.set(VERSION_KEY, token, VERSION_TIMEOUT)
+    return token
+
+
 def _bump() -> None:
+    global _bump_pending
     try:
-        token = _new_token(cache.get(VERSION_KEY))
-        cache.set(VERSION_KEY, token, VERSION_TIMEOUT)
+        token = _bumped()
     except Exception as error:  # a cache outage must not fail the write that bumps
-        _remember(None)  # the next request asks the cache (and renders uncached if it is down)
-        log.warning("content version: not bumped (%s); cached pages may be stale", error)
+        # The pages stored under the current token may show what just changed (an
+        # unpublished daily): the next use of the version in this process bumps first, and
+        # until then it asks the cache each time (and renders uncached while it is down).
+        _bump_pending = True
+        _remember(None)
+        log.warning("content version: not bumped (%s); bumped when the cache answers", error)
     else:
+        _bump_pending = False
         _remember(token)
 
 

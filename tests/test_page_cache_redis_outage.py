@@ -1,0 +1,133 @@
+"""The page cache on a real Redis that stops, or stops answering, and comes back: pages
+answer 200 throughout, and nothing changed during the outage comes back stale with it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+from django.test import Client
+
+from dailies.services import daily_unpublish
+from tests.factories import make_daily
+
+pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+
+DAILY = "/en/infra/2026-10-28/"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RedisServer:
+    """A private redis-server on a free port, without persistence."""
+
+    def __init__(self, tmp_path) -> None:
+        self.port = _free_port()
+        self.dir = tmp_path
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+    def pause(self) -> None:
+        """Still listening, never answering: a network that drops the cache's packets."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+
+@pytest.fixture
+def redis_server(tmp_path, settings):
+    server = RedisServer(tmp_path)
+    server.start()
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{server.port}/0",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+    settings.PAGE_CACHE_ENABLED = True
+    settings.PAGE_CACHE_RETRY_S = 0  # try the cache again at once: the test says when it is back
+    yield server
+    if server.proc is not None:
+        server.resume()
+        server.stop()
+
+
+def _served_from_cache(client: Client, url: str) -> tuple[int, bool]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url)
+    return response.status_code, len(queries) == 0
+
+
+def test_it_answers_while_redis_is_stopped_and_caches_again_after(db, redis_server):
+    make_daily()
+    client = Client()
+    assert client.get(DAILY).status_code == 200
+    assert _served_from_cache(client, DAILY) == (200, True)
+    redis_server.stop()
+    for url in (DAILY, "/en/", "/en/papers/", "/en/topics/"):
+        assert client.get(url).status_code == 200, url
+    redis_server.start()  # empty: a restarted Redis without persistence
+    assert client.get(DAILY).status_code == 200
+    assert _served_from_cache(client, DAILY) == (200, True)
+
+
+def test_a_daily_unpublished_while_redis_was_away_does_not_come_back_with_it(db, redis_server):
+    daily = make_daily()
+    client = Client()
+    client.get(DAILY)
+    assert _served_from_cache(client, DAILY) == (200, True)
+    redis_server.pause()
+    daily_unpublish(daily=daily, user=None)  # its bump cannot reach the cache
+    assert client.get(DAILY).status_code == 404
+    redis_server.resume()  # with every page it held, under the version before
+    assert client.get(DAILY).status_code == 404
+    assert _served_from_cache(client, "/en/")[0] == 200
+    assert _served_from_cache(client, "/en/") == (200, True)  # caching again
