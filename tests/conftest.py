@@ -14,6 +14,7 @@ from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.db import connection
 from django.test import Client
+from django.utils import translation
 
 
 def _backends() -> str:
@@ -36,6 +37,15 @@ def _clear_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the default language: a request to a /zh/ page leaves Chinese
+    active in the test's thread, and the next test's reverse() would give /zh/ URLs."""
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.fixture
