@@ -131,3 +131,18 @@ def test_a_daily_unpublished_while_redis_was_away_does_not_come_back_with_it(db,
     assert client.get(DAILY).status_code == 404
     assert _served_from_cache(client, "/en/")[0] == 200
     assert _served_from_cache(client, "/en/") == (200, True)  # caching again
+
+
+def test_the_periodic_publisher_makes_a_bump_a_worker_could_not(db, redis_server):
+    from dailies.tasks import publish_due_dailies
+    from digest_site import content
+
+    daily = make_daily()
+    client = Client()
+    client.get(DAILY)
+    redis_server.pause()
+    daily_unpublish(daily=daily, user=None)  # as a worker would, with the cache away
+    redis_server.resume()
+    publish_due_dailies()  # the next tick, in the same process, before any page is read
+    assert content.content_version_bump_pending() is False  # nothing left to make
+    assert _served_from_cache(Client(), DAILY)[0] == 404
