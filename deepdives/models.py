@@ -42,6 +42,8 @@ class ReferenceCode(models.Model):
     paper = models.ForeignKey(
         Paper, null=True, blank=True, on_delete=models.SET_NULL, related_name="reference_codes"
     )
+    # An editor set, moved or removed the link: the registry's sync no longer makes it.
+    paper_set_by_editor = models.BooleanField(default=False, editable=False)
     description_en = models.TextField(_("description (English)"), blank=True)
     description_zh = models.TextField(_("description (Chinese)"), blank=True)
     last_status = models.CharField(

@@ -40,7 +40,8 @@ def reference_sync() -> list[ReferenceCode]:
     the descriptions and the paper link are only seeded from it when the row is made: from
     then on they are the editors' (the admin edits them), and a sync — every verification
     runs one — leaves them alone. A link the registry names but could not make yet (the
-    paper was not ingested when the row was made) is made once the paper exists."""
+    paper was not ingested when the row was made) is made once the paper exists, unless an
+    editor has set or removed the link since (``paper_set_by_editor``)."""
     papers = {
         p.slug: p
         for p in Paper.objects.filter(
@@ -67,7 +68,7 @@ def reference_sync() -> list[ReferenceCode]:
             if row.module != program.module:
                 row.module = program.module
                 fields.append("module")
-            if row.paper_id is None and paper is not None:
+            if row.paper_id is None and paper is not None and not row.paper_set_by_editor:
                 row.paper = paper
                 fields.append("paper")
             if fields:
@@ -352,6 +353,8 @@ def reference_code_save(*, code: ReferenceCode, user) -> ReferenceCode:
         raise _deny_published(stored)
     if stored is None and code.slug in PROGRAMS:
         code.module = PROGRAMS[code.slug].module  # the registry's, as the sync sets it
+    if "paper" in changes and stored is not None:
+        code.paper_set_by_editor = True  # a program an editor unlinked stays unlinked
     code.full_clean()
     code.save()
     if stored is None:

@@ -168,6 +168,24 @@ def test_the_sync_keeps_the_registrys_module_and_makes_a_link_it_could_not_make_
     assert content_version() == unchanged  # nothing changed: cached pages stay
 
 
+def test_a_link_an_editor_removed_stays_removed_through_the_next_sync(db, editor):
+    paper = make_paper("zipfusion")
+    services.reference_sync()
+    row = ReferenceCode.objects.get(slug="zipfusion")
+    assert row.paper == paper and not row.paper_set_by_editor
+    row.paper = None  # the editor takes the program off the paper's pages
+    services.reference_code_save(code=row, user=editor)
+    call_command("verify_reference", "zipfusion", verbosity=0)  # which syncs first
+    row.refresh_from_db()
+    assert row.paper is None and row.paper_set_by_editor
+    # An edit of its texts alone leaves the registry's right to link it as it was.
+    other = ReferenceCode.objects.get(slug="hilo")
+    other.description_en = "Edited."
+    services.reference_code_save(code=other, user=editor)
+    other.refresh_from_db()
+    assert not other.paper_set_by_editor
+
+
 def test_a_registered_programs_name_in_urls_is_the_registrys(db, editor):
     services.reference_sync()
     row = ReferenceCode.objects.get(slug="zipfusion")
