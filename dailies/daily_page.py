@@ -29,6 +29,7 @@ from dailies.templatetags.digest import (
     with_takeaway,
 )
 from dailies.templatetags.digest import score as score_text
+from digest_site.slug_urls import slug_url
 from papers.models import Paper, Summary, Track
 
 # How much of a near miss's rationale the list shows.
@@ -92,20 +93,10 @@ def score_row(
     )
 
 
-def paper_url_prefix() -> str:
-    """The paper pages' URL up to the slug, in the active language: "/en/papers/".
-
-    Reversed once per page: a slug is made of characters a URL keeps as they are, so the
-    prefix and the slug make the URL ``reverse()`` gives for each paper.
-    """
-    return reverse("dailies:paper", kwargs={"slug": "-"}).removesuffix("-/")
-
-
 def entry_rows(
     entries: list[DailyEntry], selection: Selection, *, track: Track, language: str
 ) -> list[EntryRow]:
     """A daily's entries (``selectors.daily_entries``) as its page prints them."""
-    prefix = paper_url_prefix()
     rows = []
     for entry in entries:
         paper = entry.paper
@@ -115,7 +106,7 @@ def entry_rows(
             EntryRow(
                 entry=entry,
                 paper=paper,
-                url=f"{prefix}{paper.slug}/",
+                url=slug_url("dailies:paper", paper.slug),
                 score=score_text(entry.score) if entry.score is not None else None,
                 record=(
                     score_row(record, language=language, track=track, shown=entry.score)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
-from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from dailies.selectors import published_papers
 from deepdives.text import reading_minutes
+from digest_site.slug_urls import slug_url
 from digest_site.visibility import Reader, may_preview
 from papers.languages import Language, localized
 from papers.models import Paper
@@ -67,7 +67,7 @@ class ReferenceCode(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("deepdives:code", kwargs={"name": self.slug})
+        return slug_url("deepdives:code", self.slug)  # linked down every list
 
     @property
     def command(self) -> str:
@@ -132,7 +132,7 @@ class DeepDive(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        return reverse("deepdives:detail", kwargs={"slug": self.slug})
+        return slug_url("deepdives:detail", self.slug)
 
     def title(self, language: str):
         return localized(self, "title", language)
