@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.utils.timezone import template_localtime
 
@@ -147,8 +146,6 @@ def neighbours(daily: Daily) -> tuple[Neighbour | None, Neighbour | None]:
     them, without making the dailies)."""
     slug = daily.track.slug
     return tuple(
-        Neighbour(date, reverse("dailies:daily", kwargs={"track": slug, "date": date.isoformat()}))
-        if date
-        else None
+        Neighbour(date, slug_url("dailies:daily", slug, date)) if date else None
         for date in (daily.previous_date, daily.next_date)
     )

@@ -10,6 +10,7 @@ through ``reverse()``, so the result is always what ``reverse()`` gives.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from functools import lru_cache
 
@@ -19,23 +20,30 @@ from django.urls.converters import SlugConverter
 from django.utils.translation import get_language
 
 # A slug the <slug:> converter takes (and reverse() leaves as it is); any other goes through
-# reverse(), which refuses it as before.
+# reverse(), which refuses it as before. An ISO date is one too (the daily's URL ends in one).
 _PLAIN = re.compile(SlugConverter.regex)
-_SAMPLE = "slug-sample"
+# Stands for the last segment while the prefix is reversed: both a slug and an ISO date.
+_SAMPLE = "2000-01-01"
 
 
 @lru_cache(maxsize=512)
-def _prefix(viewname: str, language: str | None, script: str, urlconf: str) -> str | None:
-    url = reverse(viewname, args=[_SAMPLE], urlconf=urlconf)
+def _prefix(
+    viewname: str, leading: tuple[str, ...], language: str | None, script: str, urlconf: str
+) -> str | None:
+    url = reverse(viewname, args=[*leading, _SAMPLE], urlconf=urlconf)
     suffix = f"/{_SAMPLE}/"
     return url[: -len(suffix) + 1] if url.endswith(suffix) else None
 
 
-def slug_url(viewname: str, slug: str) -> str:
-    """``reverse(viewname, args=[slug])``, for a view whose URL ends in ``<slug:…>/``."""
+def slug_url(viewname: str, *args: str | dt.date) -> str:
+    """``reverse(viewname, args=args)``, for a view whose URL ends in its last argument's
+    segment: a ``<slug:…>`` given as a string, or a daily's ``<isodate:…>`` given as a date.
+    The other arguments (a track's slug) are part of the prefix, kept per value."""
+    *leading, last = args
+    text = last.isoformat() if isinstance(last, dt.date) else last
     urlconf = get_urlconf() or settings.ROOT_URLCONF
-    if _PLAIN.fullmatch(slug) and isinstance(urlconf, str):
-        prefix = _prefix(viewname, get_language(), get_script_prefix(), urlconf)
+    if _PLAIN.fullmatch(text) and isinstance(urlconf, str):
+        prefix = _prefix(viewname, tuple(leading), get_language(), get_script_prefix(), urlconf)
         if prefix is not None:
-            return f"{prefix}{slug}/"
-    return reverse(viewname, args=[slug])
+            return f"{prefix}{text}/"
+    return reverse(viewname, args=args)

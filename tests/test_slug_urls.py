@@ -3,8 +3,10 @@ under a script prefix, without the resolver each time."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
-from django.urls import reverse, set_script_prefix
+from django.urls import NoReverseMatch, reverse, set_script_prefix
 from django.utils import translation
 
 from digest_site.slug_urls import slug_url
@@ -25,6 +27,17 @@ def test_it_gives_what_reverse_gives(viewname, language):
                     slug_url(viewname, slug)
             else:
                 assert slug_url(viewname, slug) == expected, slug
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_dailys_url_is_its_tracks_prefix_and_its_date(language):
+    with translation.override(language):
+        for track in ("infra", "systems"):
+            for date in (dt.date(2026, 10, 28), dt.date(2025, 1, 1)):
+                expected = reverse("dailies:daily", kwargs={"track": track, "date": date})
+                assert slug_url("dailies:daily", track, date) == expected
+        with pytest.raises(NoReverseMatch):  # a track no URL can name
+            slug_url("dailies:daily", "in fra", dt.date(2026, 10, 28))
 
 
 def test_it_follows_the_script_prefix():
