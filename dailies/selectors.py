@@ -162,14 +162,15 @@ def index_papers() -> QuerySet[Paper]:
 
 def index_paper_count(*, topic: Topic | None = None) -> int:
     """How many papers ``index_papers()`` lists (of ``topic``): the distinct papers of the
-    published entries, counted from the entries alone (one pass over them, not the index's
-    per-paper test of its latest appearance)."""
-    entries = DailyEntry.objects.visible_to(PUBLIC)
+    published entries. Worked out once per content version, as the topics' counts are
+    (``published_topics``), since every page of the index shows it; a topic's is its count
+    among those."""
     if topic is not None:
-        # The topic's links by their paper column: no join through the papers table.
-        links = Paper.topics.through.objects.filter(topic=topic).values("paper_id")
-        entries = entries.filter(paper_id__in=links)
-    return entries.values("paper_id").distinct().count()
+        return dict(_kept_topic_counts()).get(topic.pk, 0)
+    return kept_per_version(
+        "index-count",
+        lambda: DailyEntry.objects.visible_to(PUBLIC).values("paper_id").distinct().count(),
+    )
 
 
 def topics_with_papers() -> QuerySet[Topic]:
@@ -188,6 +189,19 @@ def topics_with_papers() -> QuerySet[Topic]:
     )
 
 
+def _kept_topic_counts(counted: list[Topic] | None = None) -> list[tuple[int, int]]:
+    """(topic id, papers) of ``topics_with_papers()``, kept per content version; when they
+    are counted here, the topics counted are added to ``counted``."""
+
+    def count() -> list[tuple[int, int]]:
+        topics = list(topics_with_papers())
+        if counted is not None:
+            counted.extend(topics)
+        return [(topic.pk, topic.n) for topic in topics]
+
+    return kept_per_version("topic-counts", count)
+
+
 def published_topics() -> list[Topic]:
     """``topics_with_papers()`` as a list, its counts worked out once per content version
     (``digest_site.content.kept_per_version``): the home page, the index's chips and the
@@ -195,12 +209,7 @@ def published_topics() -> list[Topic]:
     published paper (tens of milliseconds at a year's scale). One query either way: the
     count when the version's counts are not kept yet, else the topics they name."""
     counted: list[Topic] = []
-
-    def count() -> list[tuple[int, int]]:
-        counted.extend(topics_with_papers())
-        return [(topic.pk, topic.n) for topic in counted]
-
-    counts = kept_per_version("topic-counts", count)
+    counts = _kept_topic_counts(counted)
     if counted:
         return counted
     by_pk = Topic.objects.in_bulk([pk for pk, _ in counts])

@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from dailies.models import Daily
-from dailies.selectors import published_topics
+from dailies.selectors import index_paper_count, published_topics
 from dailies.services import daily_publish, daily_unpublish
 from papers.models import Topic
 from tests.factories import make_daily, make_paper
@@ -94,3 +94,20 @@ def test_with_the_cache_down_they_are_counted_each_time(db, settings):
         with CaptureQueriesContext(connection) as captured:
             assert _counts() == [("kv", 1)]
         assert len(_counting_queries(captured)) == 1
+
+
+def test_the_index_count_is_kept_and_counted_again_after_a_publish(db, editor, anonymous):
+    make_daily(papers=[make_paper(topics=("kv",)), make_paper()])
+    draft = make_daily(
+        date=dt.date(2026, 10, 29), papers=[make_paper(topics=("kv",))], status=Daily.Status.DRAFT
+    )
+    kv = Topic.objects.get(slug="kv")
+    assert (index_paper_count(), index_paper_count(topic=kv)) == (2, 1)
+    with CaptureQueriesContext(connection) as again:
+        assert (index_paper_count(), index_paper_count(topic=kv)) == (2, 1)
+    assert len(again) == 0
+    daily_publish(daily=draft, user=editor)
+    assert (index_paper_count(), index_paper_count(topic=kv)) == (3, 2)
+    assert "3 papers have appeared" in anonymous.get("/en/papers/").content.decode()
+    html = anonymous.get("/en/topics/kv/").content.decode()
+    assert "2 papers on this topic" in html
