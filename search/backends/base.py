@@ -9,7 +9,7 @@ from ``appearances``, which the unranked listing (``search.service.browse``) use
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -101,6 +101,40 @@ def filter_sql(filters: Filters, column: str) -> tuple[str, list]:
         clauses.append(f"{column} IN ({sql})")
         params.extend(p)
     return " AND ".join(clauses), params
+
+
+Statement = tuple[str, list]
+
+
+def pooled_hits(
+    cursor,
+    *,
+    offset: int,
+    limit: int,
+    pool_limit: int,
+    ranked_pool: Statement,
+    pool_count: Statement,
+    remainder: Callable[[int, int], Statement],
+) -> list[Hit]:
+    """A page of a very common match, as both backends rank one: the pool (the newest
+    ``pool_limit`` papers with every term in their head fields) ranked first, then the
+    other matches newest first. ``ranked_pool`` gives (paper id, score, pool size) rows,
+    best first, from ``offset``; ``pool_count`` the pool's size when the page starts past
+    it; ``remainder(limit, offset)`` the (paper id, score) rows after the pool."""
+    hits: list[Hit] = []
+    pool_size = None
+    if offset < pool_limit:
+        cursor.execute(*ranked_pool)
+        rows = cursor.fetchall()
+        hits = [Hit(pk, float(score)) for pk, score, _ in rows]
+        pool_size = rows[0][2] if rows else None
+    if len(hits) == limit:
+        return hits
+    if pool_size is None:
+        cursor.execute(*pool_count)
+        pool_size = cursor.fetchone()[0]
+    cursor.execute(*remainder(limit - len(hits), max(0, offset - pool_size)))
+    return hits + [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
 
 
 class Backend(Protocol):

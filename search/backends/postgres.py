@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
-from search.backends.base import Hit, Match, filter_sql, match_key
+from search.backends.base import Hit, Match, filter_sql, match_key, pooled_hits
 from search.backends.ranking import FIELD_CLASSES, MAX_POSITION, MAX_POSITIONS, TS_RANK_WEIGHTS
 from search.backends.vocabulary import apply_term_deltas, recount_from
 
@@ -328,39 +328,29 @@ class PostgresBackend:
             f" WHERE {head_where} ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s"
         )
         pool_params = [*head_params, POOL_SIZE]
-        hits: list[Hit] = []
-        pool_size = None
+        where, params = self._where(match)
+        rank = rank_literal(match)
         with connection.cursor() as cursor:
-            if offset < POOL_SIZE:
-                cursor.execute(
+            return pooled_hits(
+                cursor,
+                offset=offset,
+                limit=limit,
+                pool_limit=POOL_SIZE,
+                ranked_pool=(
                     f"WITH pool AS MATERIALIZED ({pool})"
                     f" SELECT d.paper_id, {RANK_SQL} AS s, count(*) OVER () FROM pool d"
                     " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s",
-                    [*pool_params, rank_literal(match), limit, offset],
-                )
-                rows = cursor.fetchall()
-                hits = [Hit(pk, float(score)) for pk, score, _ in rows]
-                pool_size = rows[0][2] if rows else None
-            if len(hits) == limit:
-                return hits
-            if pool_size is None:
-                cursor.execute(f"SELECT count(*) FROM ({pool}) p", pool_params)
-                pool_size = cursor.fetchone()[0]
-            # Past the pool: the remaining matches, newest first.
-            where, params = self._where(match)
-            cursor.execute(
-                f"SELECT d.paper_id, {RANK_SQL} AS s FROM dailies_searchdocument d"
-                f" WHERE {where} AND d.paper_id NOT IN (SELECT paper_id FROM ({pool}) p)"
-                " ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s",
-                [
-                    rank_literal(match),
-                    *params,
-                    *pool_params,
-                    limit - len(hits),
-                    max(0, offset - pool_size),
-                ],
+                    [*pool_params, rank, limit, offset],
+                ),
+                pool_count=(f"SELECT count(*) FROM ({pool}) p", pool_params),
+                # Past the pool: the remaining matches, newest first.
+                remainder=lambda rest, skip: (
+                    f"SELECT d.paper_id, {RANK_SQL} AS s FROM dailies_searchdocument d"
+                    f" WHERE {where} AND d.paper_id NOT IN (SELECT paper_id FROM ({pool}) p)"
+                    " ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s",
+                    [rank, *params, *pool_params, rest, skip],
+                ),
             )
-            return hits + [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
 
     def similar_words(self, word: str, *, limit: int = 3) -> list[tuple[str, str]]:
         """(term, word) of the vocabulary words spelled like ``word``, most similar first

@@ -27,7 +27,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from search.backends import postgres
-from search.backends.base import Hit, Match, filter_sql
+from search.backends.base import Hit, Match, filter_sql, pooled_hits
 from search.backends.ranking import occurrences, rank_or
 from search.backends.vocabulary import apply_term_deltas, recount_from
 from search.models import SearchDocument, SearchTerm, SearchWord
@@ -176,43 +176,32 @@ class SqliteBackend:
         )
         pool_params = [*head_params, pool_limit]
         spec = rank_spec(match)
-        hits: list[Hit] = []
-        pool_size = None
+        where, params = self._where(match)
         with connection.cursor() as cursor:
-            if offset < pool_limit:
-                cursor.execute(
+            return pooled_hits(
+                cursor,
+                offset=offset,
+                limit=limit,
+                pool_limit=pool_limit,
+                ranked_pool=(
                     f"WITH pool AS MATERIALIZED ({pool})"
                     f" SELECT d.paper_id, {RANK_SQL} AS s, count(*) OVER ()"
                     f" FROM pool d JOIN {FTS_TABLE} f ON f.rowid = d.paper_id"
                     " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s",
                     [*pool_params, spec, limit, offset],
-                )
-                rows = cursor.fetchall()
-                hits = [Hit(pk, float(score)) for pk, score, _ in rows]
-                pool_size = rows[0][2] if rows else None
-            if len(hits) == limit:
-                return hits
-            if pool_size is None:
-                cursor.execute(f"SELECT count(*) FROM ({pool})", pool_params)
-                pool_size = cursor.fetchone()[0]
-            # Past the pool: the remaining matches, newest first, ranked once paged.
-            where, params = self._where(match)
-            cursor.execute(
-                f"SELECT d.paper_id, {RANK_SQL} AS s FROM ("
-                f" SELECT d.paper_id, d.last_appeared FROM {self._from()} WHERE {where}"
-                f" AND d.paper_id NOT IN (SELECT paper_id FROM ({pool}))"
-                " ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s"
-                f") d JOIN {FTS_TABLE} f ON f.rowid = d.paper_id"
-                " ORDER BY d.last_appeared DESC, d.paper_id DESC",
-                [
-                    spec,
-                    *params,
-                    *pool_params,
-                    limit - len(hits),
-                    max(0, offset - pool_size),
-                ],
+                ),
+                pool_count=(f"SELECT count(*) FROM ({pool})", pool_params),
+                # Past the pool: the remaining matches, newest first, ranked once paged.
+                remainder=lambda rest, skip: (
+                    f"SELECT d.paper_id, {RANK_SQL} AS s FROM ("
+                    f" SELECT d.paper_id, d.last_appeared FROM {self._from()} WHERE {where}"
+                    f" AND d.paper_id NOT IN (SELECT paper_id FROM ({pool}))"
+                    " ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s"
+                    f") d JOIN {FTS_TABLE} f ON f.rowid = d.paper_id"
+                    " ORDER BY d.last_appeared DESC, d.paper_id DESC",
+                    [spec, *params, *pool_params, rest, skip],
+                ),
             )
-            return hits + [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
 
     def similar_words(self, word: str, *, limit: int = 3) -> list[tuple[str, str]]:
         """(term, word) of the vocabulary words spelled like ``word`` (one query; similarity
