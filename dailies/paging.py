@@ -90,12 +90,13 @@ class Counted:
 @dataclass(frozen=True)
 class KeysetPage:
     """A page of the index, as the templates read a ``django.core.paginator.Page``, with the
-    query strings of its links ("" is the first page; the pager shows a link only where
-    ``has_previous`` or ``has_next`` says there is one)."""
+    query strings of its links (with the list's own filters; the pager shows a link only
+    where ``has_previous`` or ``has_next`` says there is one)."""
 
     object_list: list
     number: int
     paginator: Counted
+    first_query: str = ""
     previous_query: str = ""
     next_query: str = ""
     last_query: str = ""
@@ -130,17 +131,25 @@ def _number(text: str, pages: int) -> int:
     return number
 
 
-def _query(number: int, **cursor: str) -> str:
-    """A link's query string; the first page's is "" (the index itself)."""
-    return urlencode({"page": number, **cursor}, safe=".") if number > 1 else ""
+def _query(base: str, number: int, **cursor: str) -> str:
+    """A link's query string: the list's own (``base``: its filters), then the page's; the
+    first page's is the list's own alone."""
+    page = urlencode({"page": number, **cursor}, safe=".") if number > 1 else ""
+    return "&".join(part for part in (base, page) if part)
 
 
 def keyset_page_or_404(
-    params: QueryDict, papers: QuerySet, *, count: int, per_page: int | None = None
+    params: QueryDict,
+    papers: QuerySet,
+    *,
+    count: int,
+    query: str = "",
+    per_page: int | None = None,
 ) -> KeysetPage:
     """The page of ``papers`` (``index_papers()``, perhaps filtered; ``count`` of them)
     that ``params`` ask for: ``page`` with ``after`` or ``before`` a key (or ``before=end``),
-    or ``page`` alone. A key, or a number outside the pages, is a 404."""
+    or ``page`` alone. A key, or a number outside the pages, is a 404. The links keep
+    ``query`` (the filters that narrowed ``papers``, as a query string)."""
     per_page = per_page or settings.PAGE_SIZE
     paginator = Counted(count, per_page)
     pages = paginator.num_pages
@@ -159,13 +168,15 @@ def keyset_page_or_404(
     else:
         start = (number - 1) * per_page
         rows = list(papers[start : start + per_page])
+    first = _query(query, 1)
     if not rows:
-        return KeysetPage(object_list=rows, number=number, paginator=paginator)
+        return KeysetPage(object_list=rows, number=number, paginator=paginator, first_query=first)
     return KeysetPage(
         object_list=rows,
         number=number,
         paginator=paginator,
-        previous_query=_query(number - 1, before=str(Key.of(rows[0]))),
-        next_query=_query(number + 1, after=str(Key.of(rows[-1]))),
-        last_query=_query(pages, before=END),
+        first_query=first,
+        previous_query=_query(query, number - 1, before=str(Key.of(rows[0]))),
+        next_query=_query(query, number + 1, after=str(Key.of(rows[-1]))),
+        last_query=_query(query, pages, before=END),
     )

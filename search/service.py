@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from django.db.models import Exists, OuterRef, QuerySet
 
+from dailies.models import DailyEntry
 from dailies.selectors import index_papers
 from papers.models import Paper
 from search import backends
@@ -235,6 +236,19 @@ def browse(filters: Filters) -> QuerySet[Paper]:
     if entries is not None:
         papers = papers.filter(Exists(entries.filter(paper=OuterRef("pk"))))
     return papers
+
+
+def browse_count(filters: Filters) -> int:
+    """How many papers ``browse(filters)`` lists: the distinct papers of the published
+    entries in the filters' track and days, with the filters' topic (one pass over the
+    entries, not the listing's per-paper test of its latest appearance)."""
+    entries = appearances(filters)
+    if entries is None:
+        entries = DailyEntry.objects.published()
+    if filters.topic:
+        tagged = Paper.topics.through.objects.filter(topic__slug=filters.topic)
+        entries = entries.filter(paper_id__in=tagged.values("paper_id"))
+    return entries.values("paper_id").distinct().count()
 
 
 def ordered_papers(hits: Iterable[Hit], papers: QuerySet[P]) -> list[tuple[P, Hit]]:

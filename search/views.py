@@ -11,7 +11,7 @@ from dailies.paging import keyset_page_or_404
 from dailies.views import page_or_404
 from papers.models import Topic
 from search.page import SearchParams, page_tracks, result_rows, topic_chips
-from search.service import browse, ordered_papers, search
+from search.service import browse, browse_count, ordered_papers, search
 
 
 def paper_index(request: HttpRequest) -> HttpResponse:
@@ -24,7 +24,12 @@ def paper_index(request: HttpRequest) -> HttpResponse:
     if params.q:
         return _search_results(request, params)
     if params.active:
-        page = page_or_404(request, browse(params.filters))
+        page = keyset_page_or_404(
+            request.GET,
+            browse(params.filters),
+            count=browse_count(params.filters),
+            query=params.query_string(),
+        )
     else:
         page = keyset_page_or_404(
             request.GET, selectors.index_papers(), count=selectors.index_paper_count()

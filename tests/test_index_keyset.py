@@ -177,3 +177,31 @@ def test_keys_read_and_print_the_same_place():
 def test_the_largest_key_reaches_the_database_as_a_place(demo, anonymous, small_pages):
     response = anonymous.get(f"/en/papers/?page=2&before=2026-10-28.32767.{2**63 - 1}")
     assert response.status_code == 200
+
+
+def test_a_filtered_index_is_paged_by_key_and_keeps_its_filters(db, anonymous, small_pages):
+    systems = make_track("systems")
+    tagged = [make_paper(f"k{i}", topics=("kv-cache",)) for i in range(7)]
+    make_daily(date=dt.date(2026, 10, 1), papers=tagged[:4] + [make_paper("plain")])
+    make_daily(date=dt.date(2026, 10, 2), papers=tagged[4:])
+    make_daily(track=systems, date=dt.date(2026, 10, 3), papers=[tagged[0], make_paper("other")])
+    base = "/en/papers/?topic=kv-cache&track=infra"
+    numbered = []
+    for number in (1, 2, 3):
+        numbered.append(_items(anonymous.get(f"{base}&page={number}").content.decode()))
+    assert anonymous.get(f"{base}&page=4").status_code == 404
+    walked, url = [], base
+    while url:
+        html = anonymous.get(url).content.decode()
+        walked.append(_items(html))
+        assert "7 papers match these filters" in html
+        older = _link(html, "Older")
+        if older:
+            assert older.startswith("?topic=kv-cache&track=infra&page=")
+        url = f"/en/papers/{older}" if older else None
+    assert walked == numbered and sum(map(len, walked)) == 7
+    # k0 is listed at its latest appearance (the systems daily), as the plain index lists it.
+    assert walked[0][0] == "k0"
+    second = anonymous.get(f"{base}&page=2").content.decode()
+    assert _link(second, "Newest") == "?topic=kv-cache&track=infra"
+    assert _link(second, "Oldest") == "?topic=kv-cache&track=infra&page=3&before=end"
