@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from django.db import connection
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, Subquery
 from django.db.models.functions import Length
 from django.utils import timezone
 
@@ -42,10 +42,14 @@ FTS_TABLE = "dailies_search_fts"
 
 def trigram_similarity(a: str, b: str) -> float:
     """pg_trgm's ``similarity()``: shared trigrams of the padded words over all trigrams."""
-    ta, tb = _trigrams(a), _trigrams(b)
+    return _similarity(_trigrams(a), _trigrams(b))
+
+
+def _similarity(ta: set[str], tb: set[str]) -> float:
     if not ta or not tb:
         return 0.0
-    return len(ta & tb) / len(ta | tb)
+    shared = len(ta & tb)
+    return shared / (len(ta) + len(tb) - shared)
 
 
 def _trigrams(word: str) -> set[str]:
@@ -205,21 +209,34 @@ class SqliteBackend:
 
     def similar_words(self, word: str, *, limit: int = 3) -> list[tuple[str, str]]:
         """(term, word) of the vocabulary words spelled like ``word`` (one query; similarity
-        computed here, as pg_trgm computes it, over the words of about the same length)."""
+        computed here, as pg_trgm computes it, over the words of about the same length that
+        share a trigram with it: no other word can reach the threshold)."""
         live = SearchTerm.objects.filter(term=OuterRef("term"), documents__gt=0)
         candidates = (
             SearchWord.objects.annotate(length=Length("word"))
             .filter(length__range=(len(word) - 3, len(word) + 3))
+            .filter(sharing_a_trigram(word))
             .annotate(documents=Subquery(live.values("documents")[:1]))
             .filter(documents__gt=0)
         )
+        wanted = _trigrams(word)
         scored = []
-        rows = candidates.values_list("term", "word", "documents").iterator()
-        for term, candidate, documents in rows:
-            similarity = trigram_similarity(word, candidate)
+        for term, candidate, documents in candidates.values_list("term", "word", "documents"):
+            similarity = _similarity(wanted, _trigrams(candidate))
             if similarity >= SIMILARITY_THRESHOLD:
                 scored.append((-similarity, -documents, candidate, term))
         return [(term, w) for _, _, w, term in sorted(scored)[:limit]]
+
+
+def sharing_a_trigram(word: str) -> Q:
+    """The words with at least one of ``word``'s trigrams (as ``_trigrams`` pads them): the
+    same first letter ("  w"), the same last two ("rd "), or one of its inner three. A
+    similarity above 0 needs one, so this only narrows the words compared, in SQL."""
+    lowered = word.lower()
+    condition = Q(word__istartswith=lowered[:1]) | Q(word__iendswith=lowered[-2:])
+    for i in range(len(lowered) - 2):
+        condition |= Q(word__icontains=lowered[i : i + 3])
+    return condition
 
 
 # The rank of one row (f, joined on the paper's rowid), given the query's ``rank_spec``.
