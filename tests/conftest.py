@@ -49,6 +49,14 @@ def _default_language():
 
 
 @pytest.fixture
+def unreachable_cache(settings):
+    """The cache is a Redis nobody runs: every call to it fails."""
+    from tests.cache_servers import free_port, redis_caches
+
+    settings.CACHES = redis_caches(free_port())
+
+
+@pytest.fixture
 def anonymous() -> Client:
     return Client()
 

@@ -14,6 +14,7 @@ import pytest
 from django.test import Client
 
 from dailies.services import daily_unpublish
+from tests.cache_servers import free_port, redis_caches
 from tests.factories import make_daily
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
@@ -21,17 +22,11 @@ pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="needs 
 DAILY = "/en/infra/2026-10-28/"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class RedisServer:
     """A private redis-server on a free port, without persistence."""
 
     def __init__(self, tmp_path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.dir = tmp_path
         self.proc: subprocess.Popen | None = None
 
@@ -82,13 +77,7 @@ class RedisServer:
 def redis_server(tmp_path, settings):
     server = RedisServer(tmp_path)
     server.start()
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{server.port}/0",
-            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
-        }
-    }
+    settings.CACHES = redis_caches(server.port)
     settings.PAGE_CACHE_ENABLED = True
     settings.PAGE_CACHE_RETRY_S = 0  # try the cache again at once: the test says when it is back
     yield server

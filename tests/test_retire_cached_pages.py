@@ -4,7 +4,6 @@ does it on its own."""
 from __future__ import annotations
 
 import io
-import socket
 
 import pytest
 from django.core.management import call_command
@@ -26,17 +25,7 @@ def test_it_serves_what_a_write_outside_the_services_changed(db, anonymous):
     assert "dropped" not in anonymous.get(url).content.decode()
 
 
-def test_it_fails_loudly_when_the_cache_is_unreachable(db, settings):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{port}/0",
-            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
-        }
-    }
+def test_it_fails_loudly_when_the_cache_is_unreachable(db, unreachable_cache):
     with pytest.raises(Exception):  # noqa: B017 - the cache's own connection error
         call_command("retire_cached_pages", stdout=io.StringIO())
 
