@@ -25,7 +25,7 @@ from dailies.selectors import index_papers
 from papers.models import Paper
 from search import backends
 from search.backends import MAX_RESULTS, Filters, Hit, Match
-from search.backends.base import appearances
+from search.backends.base import appearances, tagged_paper_ids
 from search.text import QueryTerm, parse_query, tokens
 
 P = TypeVar("P", bound=Paper)
@@ -246,8 +246,7 @@ def browse_count(filters: Filters) -> int:
     if entries is None:
         entries = DailyEntry.objects.published()
     if filters.topic:
-        tagged = Paper.topics.through.objects.filter(topic__slug=filters.topic)
-        entries = entries.filter(paper_id__in=tagged.values("paper_id"))
+        entries = entries.filter(paper_id__in=tagged_paper_ids(filters.topic))
     return entries.values("paper_id").distinct().count()
 
 

@@ -86,6 +86,11 @@ def appearances(filters: Filters) -> QuerySet[DailyEntry] | None:
     return entries
 
 
+def tagged_paper_ids(topic: str) -> QuerySet:
+    """The ids of the papers with the topic ``topic`` (a slug), from its links alone."""
+    return Paper.topics.through.objects.filter(topic__slug=topic).values("paper_id")
+
+
 def filter_sql(filters: Filters, column: str) -> tuple[str, list]:
     """SQL restricting ``column`` (a paper id) to the filters, built with the ORM so that
     "published" keeps its one definition. Returns ("", []) without filters."""
@@ -96,8 +101,7 @@ def filter_sql(filters: Filters, column: str) -> tuple[str, list]:
         clauses.append(f"{column} IN ({sql})")
         params.extend(p)
     if filters.topic:
-        tagged = Paper.topics.through.objects.filter(topic__slug=filters.topic)
-        sql, p = tagged.values("paper_id").query.sql_with_params()
+        sql, p = tagged_paper_ids(filters.topic).query.sql_with_params()
         clauses.append(f"{column} IN ({sql})")
         params.extend(p)
     return " AND ".join(clauses), params
