@@ -29,7 +29,8 @@ from dailies.templatetags.digest import (
 )
 from dailies.templatetags.digest import score as score_text
 from digest_site.slug_urls import slug_url
-from papers.models import Paper, Summary, Track
+from papers.languages import pick_language
+from papers.models import Paper, Summary, Topic, Track
 
 # How much of a near miss's rationale the list shows.
 NEAR_MISS_RATIONALE = 200
@@ -61,6 +62,7 @@ class EntryRow:
     score: str | None  # the shown score; None when the entry has none
     record: ScoreRow | None  # the scorer's record behind it
     orgs: list[str]
+    topics: list[Topic]
     badge: str
     kind: str  # the kind's label, "" for a paper
     heading: str
@@ -95,11 +97,11 @@ def score_row(
 def entry_rows(
     entries: list[DailyEntry], selection: Selection, *, track: Track, language: str
 ) -> list[EntryRow]:
-    """A daily's entries (``selectors.daily_entries``) as its page prints them."""
+    """A daily's entries (``selectors.daily_page_entries``) as its page prints them."""
     rows = []
     for entry in entries:
         paper = entry.paper
-        summary = paper.summary(language)
+        summary = pick_language(paper.summary_list, language)
         record = selection.by_paper.get(paper.pk)
         rows.append(
             EntryRow(
@@ -112,7 +114,8 @@ def entry_rows(
                     if record
                     else None
                 ),
-                orgs=[org.label for org in paper.organizations.all()],
+                orgs=[org.label for org in paper.organization_list],
+                topics=paper.topic_list,
                 badge=venue_badge(paper),
                 kind=paper.get_kind_display() if paper.kind != Paper.Kind.PAPER else "",
                 heading=entry_heading(paper, summary),

@@ -133,6 +133,9 @@ def paper_filter(name: str) -> Q:
 # the home page's "All papers", "mail-links" and "mail-links-text" after a paper in the
 # digest mail (HTML and plain text). Those templates name the place (``{% fragments %}``),
 # never the other app's data; the fragments read what that app's prefetches put on the paper.
+# "paper-marks" and "entry-actions" are places of the Jinja partials a list repeats
+# (digest_site/jinja.py), so their fragments are Jinja templates (<app>/jinja2/); the other
+# places' are Django templates.
 _fragments: dict[str, list[str]] = {}
 
 

@@ -43,6 +43,25 @@ def daily_entries(daily: Daily) -> list[DailyEntry]:
     )
 
 
+def daily_page_entries(daily: Daily) -> list[DailyEntry]:
+    """``daily_entries`` for the daily's own page, each paper's organizations, summaries and
+    topics in plain lists (``organization_list``, ``summary_list``, ``topic_list``).
+
+    Prefetching into a related manager makes a queryset for each paper and relation (a
+    clone and a filter, some 50 µs each: 1.5 ms of a daily's page); a list is only set.
+    """
+    return list(
+        daily.entries.select_related("paper", "paper__venue")
+        .prefetch_related(
+            Prefetch("paper__organizations", to_attr="organization_list"),
+            Prefetch("paper__summaries", to_attr="summary_list"),
+            Prefetch("paper__topics", to_attr="topic_list"),
+            *paper_prefetches("paper__"),
+        )
+        .order_by("position")
+    )
+
+
 def dailies_with_neighbours(*, user: Reader) -> QuerySet[Daily]:
     """The dailies ``user`` may see, each with its track and the dates of the same track's
     dailies just before and after it that ``user`` may see (``previous_date``,

@@ -52,7 +52,7 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
     daily = get_object_or_404(
         selectors.dailies_with_neighbours(user=request.user), track__slug=track, date=date
     )
-    entries = selectors.daily_entries(daily)
+    entries = selectors.daily_page_entries(daily)
     previous, following = daily_page.neighbours(daily)
     selection = daily_selection(daily, entries, previous_date=daily.previous_date)
     language = get_language()

@@ -131,6 +131,13 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # The partials a page repeats down a list: <app>/jinja2/ (digest_site/jinja.py).
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "NAME": "jinja2",
+        "APP_DIRS": True,
+        "OPTIONS": {"environment": "digest_site.jinja.environment"},
+    },
 ]
 
 # Database: SQLite file by default, anything dj-database-url understands otherwise.

@@ -11,8 +11,9 @@ from types import SimpleNamespace
 from unittest import mock
 
 import pytest
-from django.template import Context, Engine, Template
+from django.template import Context, Engine, Template, engines
 from django.utils import translation
+from django.utils.translation import gettext
 
 import dailies
 import subscriptions
@@ -29,6 +30,7 @@ def test_no_dailies_template_or_template_tag_names_a_deep_dive():
     dailies_root = Path(dailies.__file__).parent
     files = [
         *dailies_root.joinpath("templates").rglob("*.*"),
+        *dailies_root.joinpath("jinja2").rglob("*.*"),
         *dailies_root.joinpath("templatetags").rglob("*.py"),
         *Path(subscriptions.__file__).parent.joinpath("templates").rglob("*.*"),
     ]
@@ -61,15 +63,32 @@ def test_a_place_nothing_is_registered_for_renders_nothing(place):
 
 
 def test_the_fragments_of_a_place_render_in_order_with_the_given_paper(place):
-    extensions.register_fragment(place, "deepdives/_paper_marks.html")
     extensions.register_fragment(place, "deepdives/_home_links.html")
-    extensions.register_fragment(place, "deepdives/_paper_marks.html")  # once is enough
+    extensions.register_fragment(place, "deepdives/_paper_page.html")
+    extensions.register_fragment(place, "deepdives/_home_links.html")  # once is enough
     page = Template('{% load fragments %}[{% fragments "test-place" paper=other %}]')
+    other = SimpleNamespace(deep_dive_list=[], reference_code_list=[])
     with translation.override("en"):
-        html = page.render(Context({"other": _paper_with_a_dive("/en/deep-dives/y/")}))
+        html = page.render(Context({"other": other}))
+    assert html.startswith('[<a href="/en/deep-dives/">All deep dives →</a> · ')
+    assert html.count("All deep dives") == 1
+
+
+def test_the_places_of_the_jinja_partials_render_jinja_fragments_in_order(place):
+    """The partials a page repeats down a list (digest_site/jinja.py) render their places'
+    fragments from the Jinja folders, with the paper they give."""
+    extensions.register_fragment(place, "deepdives/_paper_marks.html")
+    extensions.register_fragment(place, "deepdives/_entry_actions.html")
+    extensions.register_fragment(place, "deepdives/_paper_marks.html")  # once is enough
+    page = engines["jinja2"].from_string('[{{ fragments("test-place", paper=other) }}]')
+    other = _paper_with_a_dive("/en/deep-dives/y/")
+    other.deep_dive_list[0].minutes = lambda language: 4
+    other.reference_code_list = []
+    with translation.override("en"):
+        html = page.render({"other": other, "_": gettext})
     assert html == (
         '[ · <a class="deep-dive-marker" href="/en/deep-dives/y/">Deep dive</a>'
-        '<a href="/en/deep-dives/">All deep dives →</a> · ]'
+        '<a class="deep-dive-link" href="/en/deep-dives/y/">Deep dive · 4 min →</a>\n    ]'
     )
 
 
@@ -79,13 +98,20 @@ def test_a_page_looks_its_fragments_up_once_not_once_per_entry(db, anonymous, se
     make_daily(papers=papers)
     for paper in papers[:3]:
         make_deep_dive(paper)
-    with mock.patch.object(
-        Engine, "get_template", autospec=True, side_effect=Engine.get_template
-    ) as get_template:
-        html = anonymous.get("/en/infra/2026-10-28/").content.decode()
-    looked_up = [call.args[1] for call in get_template.call_args_list]
-    assert html.count('class="deep-dive-link"') == 3
-    assert looked_up.count("deepdives/_entry_actions.html") == 1
+    loader = engines["jinja2"].env.loader
+    with (
+        mock.patch.object(
+            Engine, "get_template", autospec=True, side_effect=Engine.get_template
+        ) as django_lookups,
+        mock.patch.object(loader, "get_source", wraps=loader.get_source) as jinja_loads,
+    ):
+        pages = [anonymous.get("/en/infra/2026-10-28/").content.decode() for _ in range(2)]
+    assert all(html.count('class="deep-dive-link"') == 3 for html in pages)
+    # Not a Django template, and read from its file at most once (then from Jinja's cache),
+    # where the daily's six entries render it six times a page.
+    assert "deepdives/_entry_actions.html" not in [c.args[1] for c in django_lookups.mock_calls]
+    loaded = [c.args[1] for c in jinja_loads.mock_calls]
+    assert loaded.count("deepdives/_entry_actions.html") <= 1
 
 
 @pytest.fixture
