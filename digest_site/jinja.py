@@ -90,10 +90,12 @@ def environment(**options) -> jinja2.Environment:
             "full_title": digest.full_title,
             "fragments": _fragments,
             "get_language": get_language,
+            "paper_count": digest.paper_count,
             "paper_links": digest.paper_links,
             "plain_citation": digest.plain_citation,
             "slug_url": slug_url,
             "venue_badge": digest.venue_badge,
+            "with_takeaway": digest.with_takeaway,
         }
     )
     env.filters.update(

@@ -79,9 +79,8 @@ def test_the_home_page_query_count_is_pinned_and_does_not_grow(db, anonymous):
         papers=[make_paper(topics=("b",), orgs=("X",)) for _ in range(8)],
     )
     assert _home_queries(anonymous) == small
-    # tracks, dailies, leads (+summaries), counts, entries (+orgs, summaries, topics, deep
-    # dives, reference code), topics
-    assert small == 12
+    # tracks, dailies, leads (+summaries), counts, entries (+orgs, summaries), topics
+    assert small == 9
 
 
 def _archive(track, paper, days: range) -> None:
@@ -105,7 +104,7 @@ def test_the_home_page_reads_only_each_tracks_newest_dailies(db, anonymous, sett
     few = _home_queries(anonymous)
     for track in tracks:
         _archive(track, paper, range(3, 30))
-    assert _home_queries(anonymous) == few == 12
+    assert _home_queries(anonymous) == few == 9
     with CaptureQueriesContext(connection) as ctx:
         shown = latest_dailies_by_track(recent=6)
     assert len(ctx.captured_queries) == 2  # the tracks, their dailies

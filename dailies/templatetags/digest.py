@@ -9,7 +9,7 @@ from urllib.parse import quote
 from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import get_language, gettext, gettext_lazy
+from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
 
 from dailies.demo import IMPORT_SCORER
 from digest_site.slug_urls import slug_url
@@ -121,6 +121,11 @@ def excerpt(summary: Summary | None, length: int = 140) -> str:
 @register.filter
 def truncate_clean(text: str | None, length: int = 200) -> str:
     return clean_truncate(text or "", int(length))
+
+
+def paper_count(count: int) -> str:
+    """ "3 papers" / "3 篇": a daily card's count."""
+    return ngettext("%(counter)s paper", "%(counter)s papers", count) % {"counter": count}
 
 
 @register.filter
