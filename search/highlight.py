@@ -12,7 +12,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from search.service import Highlighter
-from search.text import RUN_RE, latin_tokens
+from search.text import RUN_RE
 
 EXCERPT_CHARS = 180
 # How much text to keep before the first match, so it is read in context.
@@ -24,9 +24,7 @@ def spans(text: str, hl: Highlighter) -> list[tuple[int, int]]:
     """Where ``text`` holds a matched word: sorted, non-overlapping (start, end) pairs."""
     found: list[tuple[int, int]] = []
     for run in RUN_RE.finditer(text):
-        if run.group("word") and any(
-            hl.matches_latin(t.term) for t in latin_tokens(run.group(), parts=True)
-        ):
+        if run.group("word") and hl.matches_word(run.group()):
             found.append(run.span())
     for word in hl.han_words:
         at = text.find(word)

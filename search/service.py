@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TypeVar
 
 from django.db.models import Exists, OuterRef, QuerySet
@@ -26,7 +27,7 @@ from papers.models import Paper
 from search import backends
 from search.backends import MAX_RESULTS, Filters, Hit, Match
 from search.backends.base import appearances, tagged_paper_ids
-from search.text import QueryTerm, parse_query, tokens
+from search.text import QueryTerm, latin_tokens, parse_query, tokens
 
 P = TypeVar("P", bound=Paper)
 
@@ -102,17 +103,29 @@ class Highlighter:
 
     terms: Sequence[QueryTerm]
     prefixes: Sequence[str] = ()
+    # Each distinct word's answer, worked out once: a page of results (titles, summaries,
+    # abstracts) repeats its words, and a word's terms cost a fold, a stem and a split.
+    _words: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
-    @property
+    @cached_property
     def han_words(self) -> list[str]:
         return [t.term for t in self.terms if not t.is_latin]
 
-    @property
+    @cached_property
     def latin_terms(self) -> frozenset[str]:
         return frozenset(t.term for t in self.terms if t.is_latin)
 
     def matches_latin(self, term: str) -> bool:
         return term in self.latin_terms or any(term.startswith(p) for p in self.prefixes)
+
+    def matches_word(self, word: str) -> bool:
+        """Whether a Latin-script word of a text, or one of its camel-case parts, matched."""
+        matched = self._words.get(word)
+        if matched is None:
+            matched = self._words[word] = any(
+                self.matches_latin(t.term) for t in latin_tokens(word, parts=True)
+            )
+        return matched
 
 
 def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -> SearchResults:

@@ -85,3 +85,26 @@ def test_it_cuts_an_excerpt_around_the_first_match():
     assert "<mark>cache</mark>" in cut
     assert len(cut) < 80 + 40
     assert excerpt("nothing relevant", _hl("cache")) is None
+
+
+def test_a_highlighter_works_each_distinct_word_out_once_and_marks_as_before(monkeypatch):
+    """A page of results repeats its words; each distinct one is folded, stemmed and split
+    once per highlighter, with the same marks as working each occurrence out."""
+    import search.service
+
+    calls = []
+    real = search.service.latin_tokens
+    monkeypatch.setattr(
+        search.service, "latin_tokens", lambda word, **kw: calls.append(word) or real(word, **kw)
+    )
+    hl = _hl("caching KVCache")
+    text = "Caching the KVCache: caching again, the cache and KV caches. " * 20
+    marked = highlight(text, hl)
+    assert sorted(calls) == sorted(
+        {"Caching", "the", "KVCache", "caching", "again", "cache", "and", "KV", "caches"}
+    )
+    sentence = (
+        "<mark>Caching</mark> the <mark>KVCache</mark>: <mark>caching</mark> again, the "
+        "<mark>cache</mark> and KV <mark>caches</mark>. "
+    )
+    assert marked == sentence * 20
