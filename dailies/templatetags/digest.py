@@ -124,7 +124,7 @@ def truncate_clean(text: str | None, length: int = 200) -> str:
 
 
 def paper_count(count: int) -> str:
-    """ "3 papers" / "3 篇": a daily card's count."""
+    """A daily card's count: "3 papers" / "3 篇"."""
     return ngettext("%(counter)s paper", "%(counter)s papers", count) % {"counter": count}
 
 
