@@ -1,22 +1,23 @@
 """The Jinja2 environment of the partials a page repeats down a list (``<app>/jinja2/``).
 
 A daily prints each entry with its score breakdown, provenance, links, topics and citation;
-with Django's template engine that is about a thousand nodes a page, and their rendering was
-most of an uncached daily's server time (issue 16: 5 of 6.5 ms of the render). Jinja2
-compiles a template to Python, so the same partials render in a fraction of that. The
-pages' frames stay Django templates and place a partial with ``{% jinja %}``
-(``dailies/templatetags/digest.py``).
+with Django's template engine that is about a thousand nodes a page, and rendering them was
+5 of the 6.5 ms of an uncached daily's render. Jinja2 compiles a template to Python, so the
+same partials render in a fraction of that. The pages' frames stay Django templates and
+place a partial with ``{% jinja %}`` (``dailies/templatetags/digest.py``).
 
 The partials behave as Django's templates do: output is escaped unless marked safe; a
 translated word is trusted and the values put into it are escaped (``_("… %(n)s …")|format(n=…)``,
 as ``{% blocktranslate %}`` does); a variable the template does not receive is an error,
 not an empty string. Their words are written ``_("…")`` with a literal, which ``make
-messages`` finds in them as in Django's templates.
+messages`` finds in them as in Django's templates; it cannot see ``ngettext`` there, so a
+word with a plural comes from a Python helper (``digest.paper_count``).
 """
 
 from __future__ import annotations
 
 import jinja2
+from django.template import engines
 from django.utils.timezone import template_localtime
 from django.utils.translation import get_language, gettext, ngettext
 from markupsafe import Markup
@@ -111,7 +112,5 @@ def environment(**options) -> jinja2.Environment:
 
 def render(template_name: str, values: dict) -> Markup:
     """``template_name`` from the Jinja engine's folders, rendered with ``values``."""
-    from django.template import engines
-
     template = engines["jinja2"].env.get_template(template_name)
     return Markup(template.render({**values, "_": _translator()}))
