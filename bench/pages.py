@@ -218,29 +218,56 @@ def _render_times(env: dict[str, str]) -> str:
     """Server time of an uncached render, in-process (cache off), over 50 renders: the
     wall-clock median, p95 and minimum, and the median of the process's CPU time (on a
     shared machine the minimum and the CPU time say what a render costs, the median what
-    it waited)."""
+    it waited). Then where the median render's time goes: the templates (Django's, of which
+    the Jinja partials), the queries' execution (statement sent to rows fetched), and the
+    rest (building and reading querysets, the view's Python, middleware)."""
     code = f"""
 import time, statistics, django
 django.setup()
+import django.shortcuts
 from django.db import connection
+from django.template import loader
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from digest_site import jinja
+spent = dict(templates=0.0, jinja=0.0, sql=0.0)
+def timed(name, function):
+    def run(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent[name] += time.perf_counter() - started
+    return run
+django.shortcuts.loader.render_to_string = timed("templates", loader.render_to_string)
+jinja.render = timed("jinja", jinja.render)
+def sql(execute, *args):
+    return timed("sql", execute)(*args)
 client = Client()
 for path in ({DAILY!r}, {INDEX!r}):
     kw = dict(HTTP_X_FORWARDED_PROTO='https', HTTP_HOST='127.0.0.1')
     for _ in range(10):
         client.get(path, **kw)
-    times, cpu = [], []
-    for _ in range(50):
-        t, c = time.perf_counter(), time.process_time()
-        r = client.get(path, **kw)
-        times.append(time.perf_counter() - t); cpu.append(time.process_time() - c)
+    times, cpu, parts = [], [], {{name: [] for name in spent}}
+    with connection.execute_wrapper(sql):
+        for _ in range(50):
+            spent.update(templates=0.0, jinja=0.0, sql=0.0)
+            t, c = time.perf_counter(), time.process_time()
+            r = client.get(path, **kw)
+            times.append(time.perf_counter() - t); cpu.append(time.process_time() - c)
+            for name, value in spent.items():
+                parts[name].append(value)
     with CaptureQueriesContext(connection) as q:
         client.get(path, **kw)
-    print(f"  {{path:<24}} median {{statistics.median(times)*1000:6.2f}} ms, "
+    ms = {{name: statistics.median(values) * 1000 for name, values in parts.items()}}
+    total = statistics.median(times) * 1000
+    print(f"  {{path:<24}} median {{total:6.2f}} ms, "
           f"p95 {{sorted(times)[int(len(times)*0.95)]*1000:6.2f}} ms, "
           f"min {{min(times)*1000:6.2f}} ms, CPU median {{statistics.median(cpu)*1000:6.2f}} ms, "
           f"{{len(q)}} queries, {{len(r.content)}} bytes")
+    print(f"  {{'':<24}} templates {{ms['templates']:5.2f}} ms (Jinja partials "
+          f"{{ms['jinja']:5.2f}}), queries executing {{ms['sql']:5.2f}} ms, the rest "
+          f"{{total - ms['templates'] - ms['sql']:5.2f}} ms")
 """
     return subprocess.run(
         [PYTHON, "-c", code],
