@@ -251,23 +251,23 @@ def published_topics() -> list[Topic]:
     return topics
 
 
-def paper_page(paper: Paper, *, user: Reader) -> Paper:
-    """Reload ``paper`` with what its page shows: summaries, scores, the entries ``user``
-    may see."""
+def paper_pages(*, user: Reader) -> QuerySet[Paper]:
+    """The papers ``user`` may read (``visible_papers``), each with what its page shows:
+    organisations, summaries, topics, what apps above us add, scores, and the entries
+    ``user`` may see, newest first. The page reads its paper from it in one query (+7)."""
     entries = (
         DailyEntry.objects.visible_to(user)
         .select_related("daily", "daily__track")
         .order_by("-daily__date")
     )
     return (
-        Paper.objects.filter(pk=paper.pk)
+        visible_papers(user)
         .select_related("venue")
         .prefetch_related(
             *_paper_lookups(""),
             Prefetch("daily_entries", queryset=entries, to_attr="published_entries"),
             "scores__track",
         )
-        .get()
     )
 
 

@@ -119,8 +119,7 @@ def theme_set(request: HttpRequest, mode: str) -> HttpResponse:
 
 def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
     staff = may_preview(request.user)
-    paper = get_object_or_404(selectors.visible_papers(request.user), slug=slug)
-    paper = selectors.paper_page(paper, user=request.user)
+    paper = get_object_or_404(selectors.paper_pages(user=request.user), slug=slug)
     return render(
         request,
         "dailies/paper.html",

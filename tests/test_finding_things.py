@@ -144,11 +144,11 @@ def test_it_lists_related_papers_in_the_page_language(indexed_demo, anonymous):
 def test_the_paper_page_query_count_does_not_grow_with_related_papers(
     indexed_demo, anonymous, django_assert_num_queries
 ):
-    # paper (visible), paper reloaded, organisations, summaries, topics, deep dives,
+    # the paper (visible to the reader), organisations, summaries, topics, deep dives,
     # reference code, appearances, scores (+tracks); related: term counts, ranking, the
     # papers, their summaries
     cache.clear()
-    with django_assert_num_queries(14):
+    with django_assert_num_queries(13):
         anonymous.get("/en/papers/bellowskv/")
 
 
