@@ -118,15 +118,20 @@ _HEADING_FIELDS = ("paper__slug", "paper__title", "paper__short_name")
 _SUMMARY_FIELDS = ("paper_id", "language", "headline", "body", "takeaway")
 
 
+def _summary_list(prefix: str) -> Prefetch:
+    # A plain list (``paper.summary_list``), not a queryset made for each paper.
+    queryset = Summary.objects.only(*_SUMMARY_FIELDS)
+    return Prefetch(f"{prefix}summaries", queryset=queryset, to_attr="summary_list")
+
+
 def lead_entries(dailies: list[Daily]) -> dict[int, DailyEntry]:
-    """The lead entry of each daily, with its paper's heading and summaries (2 queries)."""
+    """The lead entry of each daily, with its paper's heading and its summaries
+    (``paper.summary_list``): 2 queries."""
     entries = (
         DailyEntry.objects.filter(daily__in=dailies, is_lead=True)
         .select_related("paper")
         .only("daily_id", "paper_id", *_HEADING_FIELDS)
-        .prefetch_related(
-            Prefetch("paper__summaries", queryset=Summary.objects.only(*_SUMMARY_FIELDS))
-        )
+        .prefetch_related(_summary_list("paper__"))
     )
     return {e.daily_id: e for e in entries}
 
@@ -280,16 +285,17 @@ def parse_date(value: str) -> dt.date | None:
 
 def entries_of_dailies(dailies: list[Daily]) -> dict[int, list[DailyEntry]]:
     """For the home page: the entries of each of ``dailies``, in order, with what an entry
-    shows there (heading, organisations, takeaway: 3 queries, however many dailies and
-    entries). Its five tracks' newest dailies list 50 entries at a year's scale, so it reads
-    nothing the home page does not print (topics, deep dives, code)."""
+    shows there (heading, ``paper.organization_list``, ``paper.summary_list``: 3 queries,
+    however many dailies and entries). Its five tracks' newest dailies list 50 entries at a
+    year's scale, so it reads nothing the home page does not print (topics, deep dives,
+    code), into lists rather than a queryset made for each paper and relation."""
     entries = (
         DailyEntry.objects.filter(daily__in=dailies)
         .select_related("paper")
         .only("daily_id", "position", "is_lead", "score", "paper_id", *_HEADING_FIELDS)
         .prefetch_related(
-            "paper__organizations",
-            Prefetch("paper__summaries", queryset=Summary.objects.only(*_SUMMARY_FIELDS)),
+            Prefetch("paper__organizations", to_attr="organization_list"),
+            _summary_list("paper__"),
         )
         .order_by("daily_id", "position")
     )

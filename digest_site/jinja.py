@@ -25,6 +25,7 @@ from markupsafe import Markup
 from dailies.extensions import fragments as registered_fragments
 from dailies.templatetags import digest
 from digest_site.slug_urls import slug_url
+from papers.languages import pick_language
 
 
 def _trusted(text: str) -> Markup:
@@ -93,6 +94,7 @@ def environment(**options) -> jinja2.Environment:
             "get_language": get_language,
             "paper_count": digest.paper_count,
             "paper_links": digest.paper_links,
+            "pick_language": pick_language,
             "plain_citation": digest.plain_citation,
             "slug_url": slug_url,
             "venue_badge": digest.venue_badge,
