@@ -79,7 +79,9 @@ def _fragments(context: jinja2.runtime.Context, place: str, **values) -> Markup:
 
 
 def environment(**options) -> jinja2.Environment:
-    options.setdefault("undefined", jinja2.StrictUndefined)
+    # Django's backend sets a lenient Undefined (and DebugUndefined under DEBUG): here a
+    # value a partial is not given is an error in tests, development and production alike.
+    options["undefined"] = jinja2.StrictUndefined
     # As Django keeps a template file's last newline.
     options.setdefault("keep_trailing_newline", True)
     env = jinja2.Environment(extensions=["jinja2.ext.i18n"], **options)

@@ -61,9 +61,15 @@ def test_values_are_escaped_and_translated_words_trusted():
     assert html == "&lt;script&gt;x&lt;/script&gt; scorer's total &lt;b&gt;, set by the editor"
 
 
-def test_a_value_the_partial_does_not_receive_is_an_error():
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_value_the_partial_does_not_receive_is_an_error(debug, settings):
+    settings.DEBUG = debug
+    env = partials.environment(loader=jinja2.DictLoader({}), undefined=jinja2.Undefined)
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("[{{ missing }}]").render()
     with pytest.raises(jinja2.UndefinedError):
         partials.render("dailies/_provenance.html", {"published_at": None})
+    assert engines["jinja2"].env.undefined is jinja2.StrictUndefined
 
 
 @pytest.fixture
