@@ -4,8 +4,9 @@ A page of ``selectors.index_papers()`` is found from the key of the paper just b
 after it (its ``last_appeared``, ``last_position`` and ``pk``: the index's order), so the
 database walks the index from there instead of counting off every paper before it, as an
 OFFSET does. The links carry the key and the page's number (for "Page 3 of 700" and the
-items' numbering); the last page is read from the end. A bare ``?page=N`` (an old link, a
-number typed by hand) is still answered, by offset, with the same papers.
+items' numbering); the last page is read from the end. A bare ``?page=N`` (the canonical
+URL, an old link, a number typed by hand) is still answered by offset, with the same
+papers, counted from whichever end of the index is nearer.
 
 Pages line up with the numbered pages: going older, each page holds ``per_page`` papers;
 the last holds what is left over (``count`` says how many), so a key-found page N holds
@@ -138,6 +139,16 @@ def _query(base: str, number: int, **cursor: str) -> str:
     return "&".join(part for part in (base, page) if part)
 
 
+def _numbered(papers: QuerySet, number: int, *, count: int, per_page: int) -> list:
+    """Page ``number`` by offset, counted from the nearer end of the index: an OFFSET walks
+    every paper before it, so a page in the older half is read from the end (a canonical
+    ``?page=N`` near the end of a year's index cost 160–200 ms counted from the front)."""
+    start, stop = (number - 1) * per_page, min(number * per_page, count)
+    if start <= count - stop:
+        return list(papers[start : start + per_page])
+    return list(papers.reverse()[count - stop : count - start])[::-1]
+
+
 def keyset_page_or_404(
     params: QueryDict,
     papers: QuerySet,
@@ -166,8 +177,7 @@ def keyset_page_or_404(
     elif after:
         rows = list(papers.filter(Key.parse(after).older())[:per_page])
     else:
-        start = (number - 1) * per_page
-        rows = list(papers[start : start + per_page])
+        rows = _numbered(papers, number, count=count, per_page=per_page)
     first = _query(query, 1)
     if not rows:
         return KeysetPage(object_list=rows, number=number, paginator=paginator, first_query=first)

@@ -205,3 +205,35 @@ def test_a_filtered_index_is_paged_by_key_and_keeps_its_filters(db, anonymous, s
     second = anonymous.get(f"{base}&page=2").content.decode()
     assert _link(second, "Newest") == "?topic=kv-cache&track=infra"
     assert _link(second, "Oldest") == "?topic=kv-cache&track=infra&page=3&before=end"
+
+
+def _slugs(papers) -> list[str]:
+    return [paper.slug for paper in papers]
+
+
+@pytest.mark.parametrize("base", ["/en/papers/", "/en/topics/kv-cache/"])
+def test_a_numbered_page_holds_the_offset_slice_from_either_end(demo, anonymous, small_pages, base):
+    """``?page=N`` (the canonical URL) in the older half is counted from the end of the
+    index: each page holds what an offset from the front holds, the last its leftovers."""
+    papers = index_papers()
+    if "topics" in base:
+        papers = papers.filter(topics__slug="kv-cache")
+    expected = _slugs(papers)
+    assert len(expected) > 6  # several pages, an odd leftover or not, in both halves
+    numbered = _numbered_pages(anonymous, base)
+    assert numbered == [expected[start : start + 3] for start in range(0, len(expected), 3)]
+
+
+def test_a_numbered_page_in_the_older_half_is_read_from_the_end(demo, anonymous, small_pages):
+    """Page 5 of 6 is one page from the end: the database reads a few papers from the end,
+    not the twelve before it from the front."""
+    anonymous.get("/en/papers/")  # the counts, kept from then on
+    with CaptureQueriesContext(connection) as front:
+        anonymous.get("/en/papers/?page=2")
+    with CaptureQueriesContext(connection) as back:
+        anonymous.get("/en/papers/?page=5")
+    assert len(front) == len(back)
+    (page_front,) = [q["sql"] for q in front if "NOT EXISTS" in q["sql"]]
+    (page_back,) = [q["sql"] for q in back if "NOT EXISTS" in q["sql"]]
+    assert re.search(r"LIMIT 3 OFFSET 3\b", page_front)
+    assert re.search(r"LIMIT 3 OFFSET 1\b", page_back) and "ASC" in page_back.split("ORDER BY")[-1]
