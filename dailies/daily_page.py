@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.utils.safestring import SafeString
 from django.utils.timezone import template_localtime
+from django.utils.translation import ngettext
 
 from dailies.models import Daily, DailyEntry
 from dailies.selection import Candidate, Selection
@@ -133,6 +134,22 @@ def near_miss_rows(selection: Selection, *, track: Track, language: str) -> list
     return [
         score_row(s, language=language, track=track, near_miss=True) for s in selection.near_misses
     ]
+
+
+def selection_words(selection: Selection) -> dict[str, str]:
+    """The selection chart's sentences that have a plural (``make messages`` reads only
+    ``_("…")`` in a Jinja partial, so they are translated here)."""
+    summary = ngettext(
+        "%(counter)s scored candidate, %(selected)s selected.",
+        "%(counter)s scored candidates, %(selected)s selected.",
+        selection.count,
+    ) % {"counter": selection.count, "selected": selection.selected_count}
+    partial = ngettext(
+        "Scores of %(stored)s of the %(counter)s candidate are stored; the chart shows those.",
+        "Scores of %(stored)s of the %(counter)s candidates are stored; the chart shows those.",
+        selection.recorded or 0,
+    ) % {"counter": selection.recorded, "stored": selection.count}
+    return {"summary": summary, "partial": partial}
 
 
 @dataclass(frozen=True, slots=True)

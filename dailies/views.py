@@ -65,6 +65,7 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
             "entries": entries,
             "rows": daily_page.entry_rows(entries, selection, track=daily.track, language=language),
             "selection": selection,
+            "selection_words": daily_page.selection_words(selection),
             "near_misses": daily_page.near_miss_rows(
                 selection, track=daily.track, language=language
             ),

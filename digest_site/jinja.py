@@ -20,7 +20,7 @@ import jinja2
 from django.template import engines
 from django.utils.timezone import template_localtime
 from django.utils.translation import get_language, gettext, ngettext
-from markupsafe import Markup
+from markupsafe import Markup, soft_str
 
 from dailies.extensions import fragments as registered_fragments
 from dailies.templatetags import digest
@@ -39,6 +39,13 @@ def _gettext(message: str) -> Markup:
 
 def _ngettext(singular: str, plural: str, number: int) -> Markup:
     return _trusted(ngettext(singular, plural, number))
+
+
+def _format(text, /, **values):
+    """``_("… %(value)s …")|format(value=…)``: the builtin filter's %-formatting (values
+    escaped into a trusted word), with any placeholder name; the builtin's own first
+    argument is called ``value``, as Django's catalogue names some placeholders."""
+    return soft_str(text) % values
 
 
 def _date(value) -> str:
@@ -107,6 +114,7 @@ def environment(**options) -> jinja2.Environment:
         {
             "byline": digest.byline,
             "date": _date,
+            "format": _format,
             "local_name": _local_name,
             "score": digest.score,
         }

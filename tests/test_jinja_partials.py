@@ -61,6 +61,17 @@ def test_values_are_escaped_and_translated_words_trusted():
     assert html == "&lt;script&gt;x&lt;/script&gt; scorer's total &lt;b&gt;, set by the editor"
 
 
+def test_a_placeholder_may_be_called_value():
+    """The catalogue names some placeholders ``value`` (``{% blocktranslate with value=… %}``),
+    the name of the builtin format filter's own first argument."""
+    page = engines["jinja2"].from_string(
+        '{{ _("Minimum score of the track: %(value)s.")|format(value=low) }}'
+    )
+    with translation.override("zh"):
+        html = page.render({"low": "<3.00>", "_": partials._gettext})
+    assert html == "赛道最低分：&lt;3.00&gt;。"
+
+
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_value_the_partial_does_not_receive_is_an_error(debug, settings):
     settings.DEBUG = debug
