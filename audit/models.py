@@ -61,3 +61,19 @@ class AuditRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor} {self.action} {self.object_repr}"
+
+
+class PendingBump(models.Model):
+    """A change readers see whose retirement of the cached pages failed: the cache was
+    unreachable when it was made (``digest_site.content``). Kept in the database, beside the
+    change itself, so that the bump is made once the cache answers again even when the
+    process that failed to make it is gone; the periodic publisher makes it and deletes
+    the rows."""
+
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = _("pending content-version bump")
+
+    def __str__(self) -> str:
+        return f"content-version bump pending since {self.created_at:%Y-%m-%d %H:%M:%S}"

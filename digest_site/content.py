@@ -13,6 +13,12 @@ a newer version (HTTP dates count whole seconds). In a burst of bumps the time r
 the clock by at most ``MAX_LEAD_NS``; the page cache sends no Last-Modified until the clock
 catches up (the ETag still works).
 
+A bump the cache cannot take (it is down) is made later: by the same process at its next use
+of the version, and, since that process may be gone by then, from a ``PendingBump`` row it
+leaves in the database, which the periodic publisher turns into a bump each minute
+(``content_version_bump_pending``). Until one of them is made, pages stored before the change
+must not come back with the cache.
+
 Each process remembers the token it last read or made. ``content_version(max_age)`` answers
 from that memory while it is younger than ``max_age`` seconds (the page cache passes
 ``PAGE_CACHE_VERSION_RECHECK_MS``), so a cached page needs no round trip to the cache. A
@@ -117,6 +123,7 @@ def _bump() -> None:
         # until then it asks the cache each time (and renders uncached while it is down).
         _bump_pending = True
         _remember(None)
+        _record_pending()
         log.warning("content version: not bumped (%s); bumped when the cache answers", error)
     else:
         _bump_pending = False
@@ -135,17 +142,43 @@ def content_version_bump() -> None:
         transaction.on_commit(_bump, robust=True)
 
 
+def _record_pending() -> None:
+    """Leave a ``PendingBump`` row: in the write's transaction when there is one (a write
+    rolled back changed nothing readers see), in a savepoint so that a failure here cannot
+    spoil it. Never raises."""
+    from audit.models import PendingBump
+
+    try:
+        with transaction.atomic():
+            PendingBump.objects.create()
+    except Exception as error:  # a database that also failed: the in-process flag stands
+        log.warning("content version: the pending bump is not recorded (%s)", error)
+
+
 def content_version_bump_pending() -> bool:
-    """Make the bump this process could not make, if there is one (the periodic publisher
-    calls this each minute, so a worker that published during an outage and then serves no
-    page still retires the pages it left stale). True when one was made; never raises."""
-    if not _bump_pending:
+    """Make the bump a process could not make, if there is one: this process's own, or one
+    recorded in the database by any process (the periodic publisher calls this each minute,
+    so a worker that published during an outage and then served no page, or died, still
+    retires the pages it left stale). True when one was made; never raises."""
+    global _bump_pending
+    from audit.models import PendingBump
+
+    try:
+        recorded = list(PendingBump.objects.values_list("pk", flat=True))
+    except Exception as error:  # the database is away too: this process's own flag only
+        log.warning("content version: the pending bumps cannot be read (%s)", error)
+        recorded = []
+    if not _bump_pending and not recorded:
         return False
+    _bump_pending = True
     try:
         content_version()
     except Exception as error:  # still down: the next tick tries again
         log.warning("content version: the bump that failed is still not made (%s)", error)
         return False
+    if recorded:
+        # Only the rows read before the bump: one recorded since then needs another.
+        PendingBump.objects.filter(pk__in=recorded).delete()
     return True
 
 

@@ -86,6 +86,14 @@ def redis_server(tmp_path, settings):
         server.stop()
 
 
+@pytest.fixture(autouse=True)
+def _forget_the_content_version():
+    """Each test starts, and leaves the next, as a new process would."""
+    _a_new_process()
+    yield
+    _a_new_process()
+
+
 def _served_from_cache(client: Client, url: str) -> tuple[int, bool]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -135,3 +143,51 @@ def test_the_periodic_publisher_makes_a_bump_a_worker_could_not(db, redis_server
     publish_due_dailies()  # the next tick, in the same process, before any page is read
     assert content.content_version_bump_pending() is False  # nothing left to make
     assert _served_from_cache(Client(), DAILY)[0] == 404
+
+
+def _a_new_process() -> None:
+    """What a process that starts now knows of the content version: nothing (the process
+    that failed to bump is gone, with its memory of the bump it owes)."""
+    from digest_site import content
+
+    content._bump_pending = False
+    content._remember(None)
+
+
+def test_a_bump_owed_by_a_process_that_died_is_made_by_the_periodic_publisher(db, redis_server):
+    from audit.models import PendingBump
+    from dailies.tasks import publish_due_dailies
+
+    daily = make_daily()
+    Client().get(DAILY)
+    redis_server.pause()
+    daily_unpublish(daily=daily, user=None)  # the bump cannot reach the cache: recorded
+    assert PendingBump.objects.count() >= 1
+    _a_new_process()
+    redis_server.resume()  # with the daily's page, under the version before the unpublish
+    publish_due_dailies()  # the next tick, in any process
+    assert _served_from_cache(Client(), DAILY)[0] == 404
+    assert not PendingBump.objects.exists()
+
+
+def test_a_recorded_bump_waits_while_the_cache_is_still_down(db, unreachable_cache):
+    from audit.models import PendingBump
+    from digest_site import content
+
+    content.content_version_bump()
+    _a_new_process()
+    assert PendingBump.objects.count() == 1
+    assert content.content_version_bump_pending() is False  # the cache still refuses it
+    assert PendingBump.objects.count() == 1  # kept for the next tick
+
+
+def test_a_write_rolled_back_leaves_no_pending_bump(db, unreachable_cache):
+    from django.db import transaction
+
+    from audit.models import PendingBump
+    from digest_site import content
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        content.content_version_bump()
+        raise RuntimeError("the write fails after its bump")
+    assert not PendingBump.objects.exists()
