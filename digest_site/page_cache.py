@@ -24,6 +24,10 @@ a weak ETag and a Last-Modified derived from the version and the URL, and a 304 
 client already holds it. Requests with a session get ``private, no-store`` and are never
 served from or stored in the cache. When the cache is unreachable pages render uncached; the
 middleware then leaves the cache alone for ``PAGE_CACHE_RETRY_S`` seconds.
+
+A stored answer skips the view, and with it what the view would have checked of the request:
+apps register those checks for their paths (``register_hit_check``), as the API does its
+anonymous throttle, so that a client gets a 429 from a cached answer as from a rendered one.
 """
 
 from __future__ import annotations
@@ -70,6 +74,28 @@ _OWN_HEADERS = {"content-length", "content-encoding", "etag", "last-modified", "
 # but the API renders JSON only.
 _PUBLIC_VARY = {"accept-encoding", "accept-language", "accept"}
 _UNCACHEABLE_DIRECTIVES = ("private", "no-store", "no-cache", "max-age=0")
+
+
+# What a stored answer must pass before it is sent, by path prefix: ``check(request)`` returns
+# the response to send instead (a 429), or None.
+HitCheck = Callable[[HttpRequest], HttpResponseBase | None]
+_hit_checks: list[tuple[str, HitCheck]] = []
+
+
+def register_hit_check(prefix: str, check: HitCheck) -> None:
+    """Run ``check`` on each request for a path under ``prefix`` that the cache answers
+    (the view runs its own checks on the others)."""
+    if (prefix, check) not in _hit_checks:
+        _hit_checks.append((prefix, check))
+
+
+def _refused(request: HttpRequest) -> HttpResponseBase | None:
+    for prefix, check in _hit_checks:
+        if request.path.startswith(prefix):
+            refusal = check(request)
+            if refusal is not None:
+                return refusal
+    return None
 
 
 def _cacheable_prefixes() -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -287,6 +313,9 @@ class PageCacheMiddleware:
         encoding = accepted_encoding(request.META.get("HTTP_ACCEPT_ENCODING", ""))
         version, ready = self._lookup(key, encoding)
         if ready is not None:
+            refusal = _refused(request)
+            if refusal is not None:
+                return refusal
             return self._respond(request, ready)
         response = self.get_response(request)
         if not self._is_public(request, response):

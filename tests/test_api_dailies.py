@@ -195,6 +195,23 @@ def test_it_throttles_anonymous_clients_with_json_429(anonymous, settings):
     assert anonymous.get("/api/v1/papers/", HTTP_X_FORWARDED_FOR="10.1.2.3").status_code == 429
 
 
+def test_its_throttle_counts_answers_from_the_page_cache(anonymous, settings):
+    settings.PAGE_CACHE_ENABLED = True
+    settings.API_ANON_RATE = "3/minute"
+    make_daily(date=DAY)
+    for _ in range(3):  # rendered once, then twice from the cache
+        _get(anonymous, "/api/v1/dailies/")
+    response = anonymous.get("/api/v1/dailies/")  # stored, yet over the rate
+    assert response.status_code == 429
+    assert response["Content-Type"].startswith("application/json")
+    assert "throttled" in response.json()["detail"]
+    assert int(response["Retry-After"]) > 0
+    # One count for both: a rendered answer is refused too, and pages are not throttled.
+    assert anonymous.get("/api/v1/papers/").status_code == 429
+    assert anonymous.get("/en/").status_code == 200
+    assert anonymous.get("/en/").status_code == 200
+
+
 def _queries(client, url: str) -> int:
     with CaptureQueriesContext(connection) as queries:
         _get(client, url)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import translation
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.throttling import AnonRateThrottle
@@ -48,6 +49,29 @@ class AnonThrottle(AnonRateThrottle):
         except Exception:  # the cache backend's own errors (Redis down, timeouts)
             log.warning("API throttle skipped: the cache is unreachable", exc_info=True)
             return True
+
+
+class _CachedAnswerThrottle(AnonThrottle):
+    """The same count for an answer the page cache sends, whose request has no user yet:
+    the page cache answers only requests without a session or credentials."""
+
+    def get_cache_key(self, request, view) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+def throttle_cached_answer(request: HttpRequest) -> HttpResponse | None:
+    """The API's anonymous throttle for an answer from the page cache
+    (``digest_site.page_cache.register_hit_check``): counted with the rendered answers,
+    refused with the 429 DRF would send (its detail, in JSON, and Retry-After)."""
+    throttle = _CachedAnswerThrottle()
+    if throttle.allow_request(request, None):
+        return None
+    with translation.override(translation.get_language_from_request(request)):
+        refusal = Throttled(throttle.wait())
+    response = JsonResponse({"detail": str(refusal.detail)}, status=refusal.status_code)
+    if refusal.wait:
+        response["Retry-After"] = str(refusal.wait)
+    return response
 
 
 LANG_PARAMETER = OpenApiParameter(
