@@ -162,7 +162,7 @@ class Neighbour:
 
 def neighbours(daily: Daily) -> tuple[Neighbour | None, Neighbour | None]:
     """The pager's previous and next daily of a daily read with
-    ``selectors.dailies_with_neighbours`` (their URLs as ``Daily.get_absolute_url`` makes
+    ``selectors.daily_page`` (their URLs as ``Daily.get_absolute_url`` makes
     them, without making the dailies)."""
     slug = daily.track.slug
     return tuple(

@@ -13,10 +13,9 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Q
-
 from dailies.assembly import cutoff
 from dailies.models import Daily, DailyEntry
+from digest_site.rows import Columns, fetch, placeholders, table
 from papers.languages import Language
 from papers.models import SCORE_MAX, SCORE_MIN, Paper, Score
 
@@ -70,21 +69,6 @@ class Candidate:
         if language == Language.ZH:
             return self.rationale_zh or self.rationale_en
         return self.rationale_en or self.rationale_zh
-
-
-# The columns a Candidate is made of, in its fields' order; the ordering columns follow.
-_COLUMNS = (
-    "paper_id",
-    "total",
-    "created_at",
-    "criteria",
-    "rationale_en",
-    "rationale_zh",
-    "scorer",
-    "scorer_version",
-    "paper__title",
-    "paper__short_name",
-)
 
 
 @dataclass
@@ -177,39 +161,61 @@ class Selection:
         }
 
 
-def _window(daily: Daily, previous_date: dt.date | None) -> Q:
-    """Papers ingested in the daily's window (read through papers_paper_created_idx)."""
-    in_window = Q(created_at__lte=cutoff(daily.track, daily.date))
-    if previous_date is not None:
-        in_window &= Q(created_at__gt=cutoff(daily.track, previous_date))
-    return in_window
+# What a Candidate is read from, in its fields' order.
+_SCORE = Columns(
+    Score,
+    "s",
+    [
+        "paper",
+        "total",
+        "created_at",
+        "criteria",
+        "rationale_en",
+        "rationale_zh",
+        "scorer",
+        "scorer_version",
+    ],
+)
+_TITLES = Columns(Paper, "p", ["title", "short_name"])
 
 
 def daily_selection(
     daily: Daily, entries: list[DailyEntry], *, previous_date: dt.date | None
 ) -> Selection:
-    """The candidates of ``daily`` with their scores (one query).
+    """The candidates of ``daily`` with their scores (one query, by hand-written SQL:
+    ``digest_site.rows``).
 
     ``previous_date`` is the date of the track's daily before it (its cut-off opens the
     window); ``entries`` the daily's entries, whose papers always count as candidates.
     """
-    selected_ids = {e.paper_id for e in entries}
+    selected_ids = sorted({e.paper_id for e in entries})
     # The candidates as one set of papers: the database finds them by the window's index
-    # and the selected ids' key, then their scores by paper, never scanning the track's.
-    candidates = Paper.objects.filter(_window(daily, previous_date) | Q(pk__in=selected_ids))
-    scores = Score.objects.filter(track_id=daily.track_id, paper_id__in=candidates.values("pk"))
+    # (papers_paper_created_idx) and the selected ids' key, then their scores by paper,
+    # never scanning the track's.
+    window, params = "c.created_at <= %s", [cutoff(daily.track, daily.date)]
+    if previous_date is not None:
+        window += " AND c.created_at > %s"
+        params.append(cutoff(daily.track, previous_date))
+    sql = (
+        f"SELECT {_SCORE.sql}, {_TITLES.sql} FROM {table(Score)} s "
+        f"JOIN {table(Paper)} p ON p.id = s.paper_id "
+        f"WHERE s.track_id = %s AND s.paper_id IN (SELECT c.id FROM {table(Paper)} c "
+        f"WHERE ({window}) OR c.id IN {placeholders(selected_ids)})"
+    )
+    params = [daily.track_id, *params, *selected_ids]
     if daily.assembled_at is not None:
         # What assembly saw: a rescoring after the daily went out does not rewrite it.
-        scores = scores.filter(Q(created_at__lte=daily.assembled_at) | Q(paper_id__in=selected_ids))
+        sql += f" AND (s.created_at <= %s OR s.paper_id IN {placeholders(selected_ids)})"
+        params += [daily.assembled_at, *selected_ids]
+    sql += " ORDER BY s.paper_id, s.created_at DESC, s.id DESC"
     latest: dict[int, Candidate] = {}
-    rows = scores.order_by("paper_id", "-created_at", "-pk").values_list(*_COLUMNS)
-    for row in rows:
+    for row in fetch(sql, params):
         if row[0] not in latest:
-            latest[row[0]] = Candidate(*row)
+            latest[row[0]] = Candidate(*_SCORE.values(row), *_TITLES.values(row, len(_SCORE)))
     ranked = sorted(latest.values(), key=lambda s: (-s.total, s.paper_id))
     return Selection(
         scores=ranked,
-        selected_ids=selected_ids,
+        selected_ids=set(selected_ids),
         min_score=daily.track.min_score,
         recorded=daily.candidates_scored,
         shown_low=min((e.score for e in entries if e.score is not None), default=None),

@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    prefetch_related_objects,
+)
 
 from dailies.extensions import paper_prefetches
-from dailies.models import Daily, DailyEntry, published_q
+from dailies.models import Daily, DailyEntry, DailyStatus, published_q
 from digest_site.content import kept_per_version
+from digest_site.rows import Columns, convert, fetch, placeholders, table
 from digest_site.visibility import PUBLIC, Reader, may_preview
-from papers.models import Paper, Summary, Topic, Track
+from papers.models import Organization, Paper, Summary, Topic, Track, Venue
 
 
 def published_papers() -> QuerySet[Paper]:
@@ -43,36 +54,91 @@ def daily_entries(daily: Daily) -> list[DailyEntry]:
     )
 
 
+# The daily page's reads, by hand-written SQL (``digest_site.rows``): it is the page every
+# reader opens, and these are its reads on every uncached request.
+_DAILY, _TRACK = Columns(Daily, "d"), Columns(Track, "t")
+_ENTRY, _PAPER, _VENUE = Columns(DailyEntry, "e"), Columns(Paper, "p"), Columns(Venue, "v")
+_ORGANIZATION, _TOPIC = Columns(Organization, "o"), Columns(Topic, "t")
+_SUMMARY = Columns(Summary, "s")
+
+
+def daily_page(track: str, date: dt.date, *, user: Reader) -> Daily | None:
+    """The daily of ``track`` (its slug) on ``date`` if ``user`` may see it, with its track and
+    the dates of the same track's dailies just before and after it that ``user`` may see
+    (``previous_date``, ``next_date``, None at either end): one query, as
+    ``dailies_with_neighbours()`` reads it."""
+    published = "" if may_preview(user) else "AND {alias}.status = %s "
+    status = [] if may_preview(user) else [DailyStatus.PUBLISHED]
+    neighbour = (
+        f"(SELECT n.date FROM {table(Daily)} n WHERE n.track_id = d.track_id "
+        f"AND n.date {{op}} d.date {published.format(alias='n')}ORDER BY n.date {{order}} LIMIT 1)"
+    )
+    rows = fetch(
+        f"SELECT {_DAILY.sql}, {_TRACK.sql}, {neighbour.format(op='<', order='DESC')}, "
+        f"{neighbour.format(op='>', order='ASC')} "
+        f"FROM {table(Daily)} d JOIN {table(Track)} t ON t.id = d.track_id "
+        f"WHERE t.slug = %s AND d.date = %s {published.format(alias='d')}",
+        [*status, *status, track, date, *status],
+    )
+    if not rows:
+        return None
+    (row,) = rows
+    daily = _DAILY.build(row)
+    daily.track = _TRACK.build(row, len(_DAILY))
+    date_field = Daily._meta.get_field("date")
+    daily.previous_date, daily.next_date = (convert(date_field, v) for v in row[-2:])
+    return daily
+
+
 def daily_page_entries(daily: Daily) -> list[DailyEntry]:
-    """``daily_entries`` for the daily's own page, each paper's organizations, summaries and
-    topics in plain lists (``organization_list``, ``summary_list``, ``topic_list``).
-
-    Prefetching into a related manager makes a queryset for each paper and relation (a
-    clone and a filter, some 50 µs each: 1.5 ms of a daily's page); a list is only set.
-    """
-    return list(
-        daily.entries.select_related("paper", "paper__venue")
-        .prefetch_related(
-            Prefetch("paper__organizations", to_attr="organization_list"),
-            Prefetch("paper__summaries", to_attr="summary_list"),
-            Prefetch("paper__topics", to_attr="topic_list"),
-            *paper_prefetches("paper__"),
-        )
-        .order_by("position")
+    """``daily_entries`` for the daily's own page: the entries in order with their papers and
+    venues (one query), each paper's organizations, summaries and topics in plain lists
+    (``organization_list``, ``summary_list``, ``topic_list``: a query each), and what apps
+    above us prefetch (``extensions.paper_prefetches``)."""
+    rows = fetch(
+        f"SELECT {_ENTRY.sql}, {_PAPER.sql}, {_VENUE.sql} FROM {table(DailyEntry)} e "
+        f"JOIN {table(Paper)} p ON p.id = e.paper_id "
+        f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id "
+        "WHERE e.daily_id = %s ORDER BY e.position, e.id",
+        [daily.pk],
     )
-
-
-def dailies_with_neighbours(*, user: Reader) -> QuerySet[Daily]:
-    """The dailies ``user`` may see, each with its track and the dates of the same track's
-    dailies just before and after it that ``user`` may see (``previous_date``,
-    ``next_date``, None at either end): the daily page reads its pager in the same query."""
-    visible = Daily.objects.visible_to(user)
-    same_track = visible.filter(track_id=OuterRef("track_id"))
-    before = same_track.filter(date__lt=OuterRef("date")).order_by("-date").values("date")[:1]
-    after = same_track.filter(date__gt=OuterRef("date")).order_by("date").values("date")[:1]
-    return visible.select_related("track").annotate(
-        previous_date=Subquery(before), next_date=Subquery(after)
-    )
+    entries, papers = [], {}
+    for row in rows:
+        entry = _ENTRY.build(row)
+        paper = _PAPER.build(row, len(_ENTRY))
+        venue_at = len(_ENTRY) + len(_PAPER)
+        paper.venue = _VENUE.build(row, venue_at) if row[venue_at] is not None else None
+        paper.organization_list, paper.summary_list, paper.topic_list = [], [], []
+        entry.daily, entry.paper = daily, paper
+        entries.append(entry)
+        papers[paper.pk] = paper
+    ids = list(papers)
+    if ids:
+        links = Paper.organizations.through
+        for row in fetch(
+            f"SELECT x.paper_id, {_ORGANIZATION.sql} FROM {table(Organization)} o "
+            f"JOIN {table(links)} x ON x.organization_id = o.id "
+            f"WHERE x.paper_id IN {placeholders(ids)} ORDER BY o.label, o.id",
+            ids,
+        ):
+            papers[row[0]].organization_list.append(_ORGANIZATION.build(row, 1))
+        for row in fetch(
+            f"SELECT {_SUMMARY.sql} FROM {table(Summary)} s "
+            f"WHERE s.paper_id IN {placeholders(ids)} ORDER BY s.language, s.id",
+            ids,
+        ):
+            summary = _SUMMARY.build(row)
+            papers[summary.paper_id].summary_list.append(summary)
+        links = Paper.topics.through
+        for row in fetch(
+            f"SELECT x.paper_id, {_TOPIC.sql} FROM {table(Topic)} t "
+            f"JOIN {table(links)} x ON x.topic_id = t.id "
+            f"WHERE x.paper_id IN {placeholders(ids)} ORDER BY t.name_en, t.id",
+            ids,
+        ):
+            papers[row[0]].topic_list.append(_TOPIC.build(row, 1))
+    prefetch_related_objects(list(papers.values()), *paper_prefetches())
+    return entries
 
 
 def daily_neighbours(daily: Daily, *, user: Reader) -> tuple[Daily | None, Daily | None]:

@@ -49,9 +49,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpResponse:
-    daily = get_object_or_404(
-        selectors.dailies_with_neighbours(user=request.user), track__slug=track, date=date
-    )
+    daily = selectors.daily_page(track, date, user=request.user)
+    if daily is None:
+        raise Http404("no such daily")
     entries = selectors.daily_page_entries(daily)
     previous, following = daily_page.neighbours(daily)
     selection = daily_selection(daily, entries, previous_date=daily.previous_date)

@@ -1,0 +1,149 @@
+"""The daily page's reads by hand-written SQL (``digest_site.rows``) give what the ORM gives:
+the same dailies to the same readers, the same pager, and the same entries with the same
+papers, venues, organizations, summaries, topics and deep dives, converted as the ORM
+converts them on either backend."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
+
+from dailies import selectors
+from dailies.models import Daily
+from digest_site.rows import Columns, adapt, fetch, placeholders, table
+from papers.models import Organization, Paper, Summary, Topic, Venue
+from tests.factories import make_daily, make_deep_dive, make_paper, make_track
+
+
+def _concrete(obj) -> dict:
+    return {f.attname: getattr(obj, f.attname) for f in type(obj)._meta.concrete_fields}
+
+
+@pytest.fixture
+def mixed_dailies(db):
+    other = make_track("other")
+    made = [
+        make_daily(date=dt.date(2026, 10, 25), status="draft"),
+        make_daily(date=dt.date(2026, 10, 26)),
+        make_daily(date=dt.date(2026, 10, 27), status="draft"),
+        make_daily(date=dt.date(2026, 10, 28)),
+        make_daily(date=dt.date(2026, 10, 29), status="scheduled"),
+        make_daily(date=dt.date(2026, 10, 30)),
+        make_daily(date=dt.date(2026, 10, 28), track=other),
+        make_daily(date=dt.date(2026, 10, 31), track=other, status="draft"),
+    ]
+    return made
+
+
+@pytest.mark.parametrize("reader", ["anonymous", "editor"])
+def test_it_finds_exactly_the_dailies_the_reader_may_see_with_their_pager(
+    mixed_dailies, editor, reader
+):
+    user = editor if reader == "editor" else AnonymousUser()
+    visible = set(Daily.objects.visible_to(user).values_list("pk", flat=True))
+    assert len(visible) == (len(mixed_dailies) if reader == "editor" else 4)
+    for daily in mixed_dailies:
+        found = selectors.daily_page(daily.track.slug, daily.date, user=user)
+        if daily.pk not in visible:
+            assert found is None, daily
+            continue
+        assert _concrete(found) == _concrete(Daily.objects.get(pk=daily.pk))
+        assert _concrete(found.track) == _concrete(daily.track)
+        previous, following = selectors.daily_neighbours(daily, user=user)
+        assert (found.previous_date, found.next_date) == (
+            previous and previous.date,
+            following and following.date,
+        )
+
+
+def test_it_finds_no_daily_of_a_track_or_date_that_has_none(mixed_dailies):
+    assert selectors.daily_page("infra", dt.date(2026, 11, 1), user=AnonymousUser()) is None
+    assert selectors.daily_page("nope", dt.date(2026, 10, 28), user=AnonymousUser()) is None
+
+
+def test_its_entries_are_the_orms_with_everything_the_page_prints(db):
+    venue = Venue.objects.create(slug="osdi-26", short_name="OSDI", year=2026)
+    papers = [
+        make_paper("first", orgs=("Zeta Lab", "Alpha Lab"), topics=("kv", "moe")),
+        make_paper("second", venue=venue, orgs=(), topics=()),
+        make_paper("third", orgs=("Alpha Lab",), topics=("kv",)),
+    ]
+    Summary.objects.filter(paper=papers[2]).delete()
+    make_deep_dive(papers[0])
+    make_deep_dive(papers[1], status="draft")
+    daily = make_daily(papers=papers)
+    Daily.objects.filter(pk=daily.pk).update(candidates_scored=7)
+    daily.refresh_from_db()
+
+    mine = selectors.daily_page_entries(daily)
+    orm = selectors.daily_entries(daily)
+    assert [e.pk for e in mine] == [e.pk for e in orm] and len(mine) == 3
+    for ours, theirs in zip(mine, orm, strict=True):
+        assert _concrete(ours) == _concrete(theirs)
+        assert ours.daily is daily
+        assert _concrete(ours.paper) == _concrete(theirs.paper)
+        assert (ours.paper.venue and _concrete(ours.paper.venue)) == (
+            theirs.paper.venue and _concrete(theirs.paper.venue)
+        )
+        for mine_list, orm_list in (
+            (ours.paper.organization_list, theirs.paper.organizations.all()),
+            (ours.paper.summary_list, theirs.paper.summaries.all()),
+            (ours.paper.topic_list, theirs.paper.topics.all()),
+        ):
+            assert [_concrete(o) for o in mine_list] == [_concrete(o) for o in orm_list]
+        assert ours.paper.deep_dive_list == theirs.paper.deep_dive_list
+        assert ours.paper.reference_code_list == theirs.paper.reference_code_list
+    first = mine[0].paper
+    assert [o.label for o in first.organization_list] == ["Alpha Lab", "Zeta Lab"]
+    assert len(first.deep_dive_list) == 1 and mine[1].paper.deep_dive_list == []
+    assert mine[1].paper.venue == venue and mine[0].paper.venue is None
+    assert mine[2].paper.summary_list == []
+
+
+def test_a_daily_without_entries_reads_none(db):
+    daily = make_daily(papers=[])
+    assert selectors.daily_page_entries(daily) == []
+
+
+def test_columns_convert_each_value_as_the_orm_does(db):
+    paper = make_paper("typed", orgs=("Org",))
+    Paper.objects.filter(pk=paper.pk).update(
+        categories=["cs.DC", "cs.LG"], published_on=dt.date(2026, 10, 27)
+    )
+    paper.refresh_from_db()
+    columns = Columns(Paper, "p")
+    (row,) = fetch(f"SELECT {columns.sql} FROM {table(Paper)} p WHERE p.id = %s", [paper.pk])
+    built = columns.build(row)
+    assert _concrete(built) == _concrete(paper)
+    assert built.categories == ["cs.DC", "cs.LG"] and built.published_on == dt.date(2026, 10, 27)
+    assert timezone.is_aware(built.created_at)
+    assert not built._state.adding and built._state.db == "default"
+
+
+def test_columns_of_some_fields_read_those_in_their_order(db):
+    topic = Topic.objects.create(slug="kv", name_en="KV cache", name_zh="KV 缓存")
+    columns = Columns(Topic, "t", ["name_zh", "slug"])
+    assert columns.names == ["name_zh", "slug"] and len(columns) == 2
+    (row,) = fetch(f"SELECT 1, {columns.sql} FROM {table(Topic)} t WHERE t.id = %s", [topic.pk])
+    assert columns.values(row, 1) == ["KV 缓存", "kv"]
+
+
+def test_an_aware_datetime_parameter_compares_as_the_orm_compares_it(db):
+    paper = make_paper("timed")
+    created = Paper.objects.get(pk=paper.pk).created_at
+    # The same instant in another zone: SQLite compares text, so it must be stored as UTC.
+    elsewhere = created.astimezone(dt.timezone(dt.timedelta(hours=8)))
+    sql = f"SELECT p.id FROM {table(Paper)} p WHERE p.created_at <= %s AND p.id = %s"
+    assert fetch(sql, [elsewhere, paper.pk]) == [(paper.pk,)]
+    assert fetch(sql, [elsewhere - dt.timedelta(microseconds=1), paper.pk]) == []
+    assert adapt(Decimal("1.5")) == Decimal("1.5") and adapt("x") == "x"
+
+
+def test_an_empty_in_list_matches_no_row(db):
+    Organization.objects.create(slug="org", label="Org", name="Org")
+    assert placeholders([]) == "(NULL)" and placeholders([1, 2]) == "(%s, %s)"
+    assert fetch(f"SELECT id FROM {table(Organization)} WHERE id IN {placeholders([])}") == []
