@@ -12,23 +12,46 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from django.db import transaction
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch, Q, prefetch_related_objects
 
 if TYPE_CHECKING:
     from papers.models import Paper
 
 PrefetchFactory = Callable[[str], Prefetch]
+# The same read for papers already in hand: it sets, on each of ``papers`` (by id), the
+# attribute the prefetch's ``to_attr`` names, in as many queries. The daily page reads its
+# papers by hand-written SQL (``selectors.daily_page_entries``); building and compiling a
+# prefetch's queryset costs several times running it.
+PaperReader = Callable[[dict[int, "Paper"]], None]
 _paper_prefetches: list[PrefetchFactory] = []
+_paper_readers: dict[PrefetchFactory, PaperReader] = {}
 
 
-def register_paper_prefetch(factory: PrefetchFactory) -> None:
-    """``factory(prefix)`` returns a Prefetch whose lookup starts with ``prefix``."""
+def register_paper_prefetch(factory: PrefetchFactory, reader: PaperReader | None = None) -> None:
+    """``factory(prefix)`` returns a Prefetch whose lookup starts with ``prefix``;
+    ``reader``, when given, makes the same read for papers in hand."""
     if factory not in _paper_prefetches:
         _paper_prefetches.append(factory)
+    if reader is not None:
+        _paper_readers[factory] = reader
 
 
 def paper_prefetches(prefix: str = "") -> list[Prefetch]:
     return [factory(prefix) for factory in _paper_prefetches]
+
+
+def read_paper_prefetches(papers: list[Paper]) -> None:
+    """Apply every registered prefetch to ``papers``: by its reader when it has one, else
+    as a prefetch (``prefetch_related_objects``)."""
+    by_id = {paper.pk: paper for paper in papers}
+    without_reader = []
+    for factory in _paper_prefetches:
+        if reader := _paper_readers.get(factory):
+            reader(by_id)
+        else:
+            without_reader.append(factory(""))
+    if without_reader:
+        prefetch_related_objects(papers, *without_reader)
 
 
 # Features apps above us give papers ("deep_dive": the paper has a published deep dive), so

@@ -14,10 +14,9 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
-    prefetch_related_objects,
 )
 
-from dailies.extensions import paper_prefetches
+from dailies.extensions import paper_prefetches, read_paper_prefetches
 from dailies.models import Daily, DailyEntry, DailyStatus, published_q
 from digest_site.content import kept_per_version
 from digest_site.rows import Columns, convert, fetch, placeholders, table
@@ -94,7 +93,7 @@ def daily_page_entries(daily: Daily) -> list[DailyEntry]:
     """``daily_entries`` for the daily's own page: the entries in order with their papers and
     venues (one query), each paper's organizations, summaries and topics in plain lists
     (``organization_list``, ``summary_list``, ``topic_list``: a query each), and what apps
-    above us prefetch (``extensions.paper_prefetches``)."""
+    above us prefetch (``extensions.read_paper_prefetches``)."""
     rows = fetch(
         f"SELECT {_ENTRY.sql}, {_PAPER.sql}, {_VENUE.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Paper)} p ON p.id = e.paper_id "
@@ -137,7 +136,7 @@ def daily_page_entries(daily: Daily) -> list[DailyEntry]:
             ids,
         ):
             papers[row[0]].topic_list.append(_TOPIC.build(row, 1))
-    prefetch_related_objects(list(papers.values()), *paper_prefetches())
+    read_paper_prefetches(list(papers.values()))
     return entries
 
 

@@ -5,6 +5,16 @@ from __future__ import annotations
 from django.db.models import Prefetch
 
 from deepdives.models import DeepDive, ReferenceCode
+from digest_site.rows import Columns, fetch, placeholders, table
+from papers.models import Paper
+
+# What the pages read of a paper's deep dives (the published ones, without their bodies)
+# and of its reference programs (with the module, which the paper page's run command
+# names): one definition for the prefetch and for the reader of papers in hand.
+_DEEP_DIVE_FIELDS = [
+    f.name for f in DeepDive._meta.concrete_fields if f.name not in ("body_en", "body_zh")
+]
+_REFERENCE_CODE_FIELDS = ["id", "slug", "name", "module", "paper", "last_status"]
 
 
 def deep_dive_prefetch(prefix: str = "") -> Prefetch:
@@ -13,15 +23,55 @@ def deep_dive_prefetch(prefix: str = "") -> Prefetch:
     Only papers readers can already see are on the pages that use this, so the deep dive's
     own status is the remaining condition.
     """
-    queryset = DeepDive.objects.filter(status=DeepDive.Status.PUBLISHED).defer("body_en", "body_zh")
+    queryset = DeepDive.objects.filter(status=DeepDive.Status.PUBLISHED).only(*_DEEP_DIVE_FIELDS)
     return Prefetch(f"{prefix}deep_dives", queryset=queryset, to_attr="deep_dive_list")
 
 
 def reference_code_prefetch(prefix: str = "") -> Prefetch:
-    """Prefetch a paper's registered reference programs into ``paper.reference_code_list``
-    (with the module, which the paper page's run command names)."""
-    queryset = ReferenceCode.objects.only("id", "slug", "name", "module", "paper_id", "last_status")
+    """Prefetch a paper's registered reference programs into ``paper.reference_code_list``."""
+    queryset = ReferenceCode.objects.only(*_REFERENCE_CODE_FIELDS)
     return Prefetch(f"{prefix}reference_codes", queryset=queryset, to_attr="reference_code_list")
+
+
+_DEEP_DIVE = Columns(DeepDive, "dd", _DEEP_DIVE_FIELDS)
+_REFERENCE_CODE = Columns(ReferenceCode, "rc", _REFERENCE_CODE_FIELDS)
+
+
+def _read_into(
+    papers: dict[int, Paper], attribute: str, columns: Columns, sql: str, params
+) -> None:
+    for paper in papers.values():
+        setattr(paper, attribute, [])
+    if papers:
+        for row in fetch(sql, params):
+            obj = columns.build(row)
+            getattr(papers[obj.paper_id], attribute).append(obj)
+
+
+def read_deep_dives(papers: dict[int, Paper]) -> None:
+    """``deep_dive_prefetch`` for papers in hand (``dailies.extensions``): one query."""
+    ids = list(papers)
+    _read_into(
+        papers,
+        "deep_dive_list",
+        _DEEP_DIVE,
+        f"SELECT {_DEEP_DIVE.sql} FROM {table(DeepDive)} dd WHERE dd.status = %s "
+        f"AND dd.paper_id IN {placeholders(ids)} ORDER BY dd.slug, dd.id",
+        [DeepDive.Status.PUBLISHED, *ids],
+    )
+
+
+def read_reference_codes(papers: dict[int, Paper]) -> None:
+    """``reference_code_prefetch`` for papers in hand (``dailies.extensions``): one query."""
+    ids = list(papers)
+    _read_into(
+        papers,
+        "reference_code_list",
+        _REFERENCE_CODE,
+        f"SELECT {_REFERENCE_CODE.sql} FROM {table(ReferenceCode)} rc "
+        f"WHERE rc.paper_id IN {placeholders(ids)} ORDER BY rc.name, rc.id",
+        ids,
+    )
 
 
 def papers_with_published_deep_dive(paper_ids: list[int]) -> set[int]:

@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Field, Model
 
 
@@ -88,31 +88,32 @@ class Columns:
     def sql(self) -> str:
         return ", ".join(f"{quote(self.alias)}.{quote(f.column)}" for f in self.fields)
 
-    def _converters(self) -> list[tuple[int, list, object]]:
-        # Worked out once per backend (a process talks to one; the tests switch).
+    def _converters(self, db) -> list[tuple[int, list, object]]:
+        # Worked out once per backend, and only for the columns that have any.
         cache = self.__dict__.setdefault("_by_vendor", {})
-        if connection.vendor not in cache:
+        if db.vendor not in cache:
             found = []
             for i, f in enumerate(self.fields):
                 col = f.get_col(self.alias)
                 if functions := _converters(col):
                     found.append((i, functions, col))
-            cache[connection.vendor] = found
-        return cache[connection.vendor]
+            cache[db.vendor] = found
+        return cache[db.vendor]
 
     def values(self, row: Sequence, start: int = 0) -> list:
         """The columns' values of ``row`` from ``start``, converted as the ORM converts them."""
         values = list(row[start : start + len(self.fields)])
-        for i, functions, col in self._converters():
+        db = connections[DEFAULT_DB_ALIAS]  # the connection itself, not its proxy each time
+        for i, functions, col in self._converters(db):
             value = values[i]
             for function in functions:
-                value = function(value, col, connection)
+                value = function(value, col, db)
             values[i] = value
         return values
 
     def build(self, row: Sequence, start: int = 0) -> Model:
         """The instance, as the ORM makes it from a row."""
-        return self.model.from_db(connection.alias, self.names, self.values(row, start))
+        return self.model.from_db(DEFAULT_DB_ALIAS, self.names, self.values(row, start))
 
 
 def fetch(sql: str, params: Sequence = ()) -> list[tuple]:

@@ -10,10 +10,12 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.db.models import Prefetch
 from django.utils import timezone
 
-from dailies import selectors
+from dailies import extensions, selectors
 from dailies.models import Daily
+from deepdives.models import ReferenceCode
 from digest_site.rows import Columns, adapt, fetch, placeholders, table
 from papers.models import Organization, Paper, Summary, Topic, Venue
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
@@ -21,6 +23,15 @@ from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
 def _concrete(obj) -> dict:
     return {f.attname: getattr(obj, f.attname) for f in type(obj)._meta.concrete_fields}
+
+
+def _loaded(obj) -> tuple[dict, set]:
+    """The fields an instance holds, and those it left deferred (reading one is a query)."""
+    deferred = obj.get_deferred_fields()
+    fields = type(obj)._meta.concrete_fields
+    return {
+        f.attname: getattr(obj, f.attname) for f in fields if f.attname not in deferred
+    }, deferred
 
 
 @pytest.fixture
@@ -75,6 +86,8 @@ def test_its_entries_are_the_orms_with_everything_the_page_prints(db):
     Summary.objects.filter(paper=papers[2]).delete()
     make_deep_dive(papers[0])
     make_deep_dive(papers[1], status="draft")
+    ReferenceCode.objects.create(slug="kv", name="KV sim", module="kvsim", paper=papers[0])
+    ReferenceCode.objects.create(slug="an", name="An sim", module="ansim", paper=papers[0])
     daily = make_daily(papers=papers)
     Daily.objects.filter(pk=daily.pk).update(candidates_scored=7)
     daily.refresh_from_db()
@@ -95,13 +108,30 @@ def test_its_entries_are_the_orms_with_everything_the_page_prints(db):
             (ours.paper.topic_list, theirs.paper.topics.all()),
         ):
             assert [_concrete(o) for o in mine_list] == [_concrete(o) for o in orm_list]
-        assert ours.paper.deep_dive_list == theirs.paper.deep_dive_list
-        assert ours.paper.reference_code_list == theirs.paper.reference_code_list
+        for attribute in ("deep_dive_list", "reference_code_list"):
+            assert [_loaded(o) for o in getattr(ours.paper, attribute)] == [
+                _loaded(o) for o in getattr(theirs.paper, attribute)
+            ]
     first = mine[0].paper
     assert [o.label for o in first.organization_list] == ["Alpha Lab", "Zeta Lab"]
-    assert len(first.deep_dive_list) == 1 and mine[1].paper.deep_dive_list == []
+    assert [d.slug for d in first.deep_dive_list] == ["first-dive"]
+    assert mine[1].paper.deep_dive_list == [] and mine[2].paper.reference_code_list == []
+    assert [c.name for c in first.reference_code_list] == ["An sim", "KV sim"]
+    assert _loaded(first.deep_dive_list[0])[1] == {"body_en", "body_zh"}
     assert mine[1].paper.venue == venue and mine[0].paper.venue is None
     assert mine[2].paper.summary_list == []
+
+
+def test_a_prefetch_registered_without_a_reader_is_applied_as_a_prefetch(db, monkeypatch):
+    paper = make_paper("plain", orgs=("Org",))
+    daily = make_daily(papers=[paper])
+    monkeypatch.setattr(extensions, "_paper_prefetches", list(extensions._paper_prefetches))
+    extensions.register_paper_prefetch(
+        lambda prefix: Prefetch(f"{prefix}organizations", to_attr="orgs_by_prefetch")
+    )
+    (entry,) = selectors.daily_page_entries(daily)
+    assert [o.label for o in entry.paper.orgs_by_prefetch] == ["Org"]
+    assert entry.paper.deep_dive_list == []  # the registered readers still ran
 
 
 def test_a_daily_without_entries_reads_none(db):
