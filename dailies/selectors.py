@@ -19,7 +19,7 @@ from django.db.models import (
 from dailies.extensions import paper_prefetches, read_paper_prefetches
 from dailies.models import Daily, DailyEntry, DailyStatus, published_q
 from digest_site.content import kept_per_version
-from digest_site.rows import Columns, convert, fetch, placeholders, table
+from digest_site.rows import Columns, convert, fetch, placeholders, quote, table
 from digest_site.visibility import PUBLIC, Reader, may_preview
 from papers.models import Organization, Paper, Summary, Topic, Track, Venue
 
@@ -89,6 +89,27 @@ def daily_page(track: str, date: dt.date, *, user: Reader) -> Daily | None:
     return daily
 
 
+def _read_linked(
+    papers: dict[int, Paper], name: str, columns: Columns, attribute: str, order: str
+) -> None:
+    """What each of ``papers`` links through its many-to-many field ``name``, appended to
+    its list ``attribute`` in ``order`` (a column of ``columns``' table): one query."""
+    if not papers:
+        return
+    field = Paper._meta.get_field(name)
+    links, alias, ids = field.remote_field.through, quote(columns.alias), list(papers)
+    rows = fetch(
+        f"SELECT x.{quote(field.m2m_column_name())}, {columns.sql} "
+        f"FROM {table(columns.model)} {alias} JOIN {table(links)} x "
+        f"ON x.{quote(field.m2m_reverse_name())} = {alias}.id "
+        f"WHERE x.{quote(field.m2m_column_name())} IN {placeholders(ids)} "
+        f"ORDER BY {alias}.{quote(order)}, {alias}.id",
+        ids,
+    )
+    for row in rows:
+        getattr(papers[row[0]], attribute).append(columns.build(row, 1))
+
+
 def daily_page_entries(daily: Daily) -> list[DailyEntry]:
     """``daily_entries`` for the daily's own page: the entries in order with their papers and
     venues (one query), each paper's organizations, summaries and topics in plain lists
@@ -112,15 +133,8 @@ def daily_page_entries(daily: Daily) -> list[DailyEntry]:
         entries.append(entry)
         papers[paper.pk] = paper
     ids = list(papers)
+    _read_linked(papers, "organizations", _ORGANIZATION, "organization_list", "label")
     if ids:
-        links = Paper.organizations.through
-        for row in fetch(
-            f"SELECT x.paper_id, {_ORGANIZATION.sql} FROM {table(Organization)} o "
-            f"JOIN {table(links)} x ON x.organization_id = o.id "
-            f"WHERE x.paper_id IN {placeholders(ids)} ORDER BY o.label, o.id",
-            ids,
-        ):
-            papers[row[0]].organization_list.append(_ORGANIZATION.build(row, 1))
         for row in fetch(
             f"SELECT {_SUMMARY.sql} FROM {table(Summary)} s "
             f"WHERE s.paper_id IN {placeholders(ids)} ORDER BY s.language, s.id",
@@ -128,14 +142,7 @@ def daily_page_entries(daily: Daily) -> list[DailyEntry]:
         ):
             summary = _SUMMARY.build(row)
             papers[summary.paper_id].summary_list.append(summary)
-        links = Paper.topics.through
-        for row in fetch(
-            f"SELECT x.paper_id, {_TOPIC.sql} FROM {table(Topic)} t "
-            f"JOIN {table(links)} x ON x.topic_id = t.id "
-            f"WHERE x.paper_id IN {placeholders(ids)} ORDER BY t.name_en, t.id",
-            ids,
-        ):
-            papers[row[0]].topic_list.append(_TOPIC.build(row, 1))
+    _read_linked(papers, "topics", _TOPIC, "topic_list", "name_en")
     read_paper_prefetches(list(papers.values()))
     return entries
 
