@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from dailies.assembly import date_of_ingest
 from dailies.models import Daily, DailyEntry
 from deepdives.models import DeepDive
 from digest_site.content import content_version_bump
@@ -62,6 +63,14 @@ def make_paper(
         )
         paper.topics.add(topic)
     return paper
+
+
+def upcoming_date(track: Track) -> dt.date:
+    """The date of a coming daily whose window holds the present, a day or more from its
+    cut-off whatever the hour: the day after the next cut-off's. (Tomorrow by UTC's date is
+    not: its cut-off, 07:00 in Shanghai, is 23:00 UTC today, so from 23:00 UTC papers made
+    now fall after it.)"""
+    return date_of_ingest(track, timezone.now()) + dt.timedelta(days=1)
 
 
 def make_daily(

@@ -3,19 +3,17 @@ finishes and publishes a daily; a reader then sees it in the editor's order."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import tempfile
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from django.utils import timezone
 
 from audit.models import AuditRecord
 from dailies.models import Daily, EditorialAction
 from papers.models import Score, Summary, SummaryFlag
-from tests.factories import make_daily, make_paper, make_track
+from tests.factories import make_daily, make_paper, make_track, upcoming_date
 from tests.test_browser import ARGS, CHROMIUM
 
 pytestmark = [pytest.mark.browser]
@@ -39,7 +37,7 @@ def proposed(transactional_db, live_server, editor):
     editor.set_password(PASSWORD)
     editor.save()
     track = make_track()
-    tomorrow = timezone.localdate() + dt.timedelta(days=1)
+    tomorrow = upcoming_date(track)
     papers = [make_paper(slug) for slug in ("alpha", "bravo", "charlie")]
     daily = make_daily(track=track, date=tomorrow, papers=papers, status=Daily.Status.DRAFT)
     extra = make_paper("delta")

@@ -4,17 +4,15 @@ remove through ``daily_update``."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from decimal import Decimal
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from dailies.models import Daily, EditorialAction
 from papers.models import Score, Summary, SummaryFlag, Venue
-from tests.factories import make_daily, make_paper, make_track
+from tests.factories import make_daily, make_paper, make_track, upcoming_date
 
 Kind = EditorialAction.Kind
 
@@ -32,9 +30,9 @@ def _score(paper, track, total: str, **fields) -> Score:
 
 @pytest.fixture
 def desk(db):
-    """A draft daily for tomorrow with one entry, and three more candidates in its window."""
+    """A draft daily of a coming day with one entry, and three more candidates in its window."""
     track = make_track()
-    tomorrow = timezone.localdate() + dt.timedelta(days=1)
+    tomorrow = upcoming_date(track)
     kept = make_paper("kept")
     daily = make_daily(track=track, date=tomorrow, papers=[kept], status=Daily.Status.DRAFT)
     venue = Venue.objects.create(short_name="NSDI", year=2027, full_name="NSDI 2027")
