@@ -122,29 +122,67 @@ def daily_page_entries(daily: Daily) -> list[DailyEntry]:
         "WHERE e.daily_id = %s ORDER BY e.position, e.id",
         [daily.pk],
     )
-    entries, papers = [], {}
+    entries = []
     for row in rows:
         entry = _ENTRY.build(row)
         paper = _PAPER.build(row, len(_ENTRY))
         venue_at = len(_ENTRY) + len(_PAPER)
         paper.venue = _VENUE.build(row, venue_at) if row[venue_at] is not None else None
-        paper.organization_list, paper.summary_list, paper.topic_list = [], [], []
         entry.daily, entry.paper = daily, paper
         entries.append(entry)
-        papers[paper.pk] = paper
-    ids = list(papers)
-    _read_linked(papers, "organizations", _ORGANIZATION, "organization_list", "label")
-    if ids:
+    read_paper_lists([e.paper for e in entries])
+    return entries
+
+
+def read_paper_lists(papers: list[Paper]) -> None:
+    """Each paper's organizations, summaries and topics in plain lists
+    (``organization_list``, ``summary_list``, ``topic_list``: a query each, by hand-written
+    SQL), and what apps above us prefetch (``extensions.read_paper_prefetches``)."""
+    by_id = {paper.pk: paper for paper in papers}
+    for paper in papers:
+        paper.organization_list, paper.summary_list, paper.topic_list = [], [], []
+    _read_linked(by_id, "organizations", _ORGANIZATION, "organization_list", "label")
+    if by_id:
+        ids = list(by_id)
         for row in fetch(
             f"SELECT {_SUMMARY.sql} FROM {table(Summary)} s "
             f"WHERE s.paper_id IN {placeholders(ids)} ORDER BY s.language, s.id",
             ids,
         ):
             summary = _SUMMARY.build(row)
-            papers[summary.paper_id].summary_list.append(summary)
-    _read_linked(papers, "topics", _TOPIC, "topic_list", "name_en")
-    read_paper_prefetches(list(papers.values()))
-    return entries
+            by_id[summary.paper_id].summary_list.append(summary)
+    _read_linked(by_id, "topics", _TOPIC, "topic_list", "name_en")
+    read_paper_prefetches(papers)
+
+
+_APPEARANCE_TRACK = Columns(Track, "tr")
+
+
+def read_index_lists(papers: list[Paper]) -> None:
+    """What an index, topic or search page prints of its papers (``index_papers()`` without
+    its prefetches, ``.prefetch_related(None)``): ``read_paper_lists``, and each paper's
+    published entries with their dailies and tracks, newest first (``published_entries``):
+    one query more."""
+    read_paper_lists(papers)
+    by_id = {paper.pk: paper for paper in papers}
+    for paper in papers:
+        paper.published_entries = []
+    if not by_id:
+        return
+    ids = list(by_id)
+    rows = fetch(
+        f"SELECT {_ENTRY.sql}, {_DAILY.sql}, {_APPEARANCE_TRACK.sql} FROM {table(DailyEntry)} e "
+        f"JOIN {table(Daily)} d ON d.id = e.daily_id JOIN {table(Track)} tr ON tr.id = d.track_id "
+        f"WHERE d.status = %s AND e.paper_id IN {placeholders(ids)} "
+        "ORDER BY d.date DESC, tr.position, e.id",
+        [DailyStatus.PUBLISHED, *ids],
+    )
+    for row in rows:
+        entry = _ENTRY.build(row)
+        entry.daily = _DAILY.build(row, len(_ENTRY))
+        entry.daily.track = _APPEARANCE_TRACK.build(row, len(_ENTRY) + len(_DAILY))
+        entry.paper = by_id[entry.paper_id]
+        entry.paper.published_entries.append(entry)
 
 
 def daily_neighbours(daily: Daily, *, user: Reader) -> tuple[Daily | None, Daily | None]:

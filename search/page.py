@@ -76,10 +76,10 @@ def result_rows(
 ) -> list[ResultRow]:
     """Each hit's paper with its title marked and an excerpt around the first match: from
     the summary in the reader's language, else the other summary, else the abstract.
-    Reads prefetched summaries only."""
+    Reads the summaries read with the papers (``summary_list``: ``read_index_lists``)."""
     rows = []
     for paper, hit in pairs:
-        summaries = sorted(paper.summaries.all(), key=lambda s: s.language != language)
+        summaries = sorted(paper.summary_list, key=lambda s: s.language != language)
         texts = [(s.body, s.language) for s in summaries]
         if paper.abstract:
             texts.append((paper.abstract, "en"))

@@ -26,15 +26,18 @@ def paper_index(request: HttpRequest) -> HttpResponse:
     if params.active:
         page = keyset_page_or_404(
             request.GET,
-            browse(params.filters),
+            browse(params.filters).prefetch_related(None),
             count=browse_count(params.filters),
             query=params.query_string(),
         )
     else:
         page = keyset_page_or_404(
-            request.GET, selectors.index_papers(), count=selectors.index_paper_count()
+            request.GET,
+            selectors.index_papers().prefetch_related(None),
+            count=selectors.index_paper_count(),
         )
     papers = list(page.object_list)
+    selectors.read_index_lists(papers)
     return render(
         request,
         "search/paper_index.html",
@@ -56,8 +59,9 @@ def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
     if did_you_mean:
         results = search("", language=language)
     page = page_or_404(request, results)
-    pairs = ordered_papers(page.object_list, selectors.index_papers())
+    pairs = ordered_papers(page.object_list, selectors.index_papers().prefetch_related(None))
     papers = [paper for paper, _ in pairs]
+    selectors.read_index_lists(papers)
     return render(
         request,
         "search/paper_index.html",
@@ -99,11 +103,9 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     topic = get_object_or_404(Topic, slug=slug)
     page = keyset_page_or_404(
         request.GET,
-        selectors.index_papers().filter(topics=topic),
+        selectors.index_papers().filter(topics=topic).prefetch_related(None),
         count=selectors.index_paper_count(topic=topic),
     )
-    return render(
-        request,
-        "search/topic.html",
-        {"topic": topic, "page": page, "papers": list(page.object_list)},
-    )
+    papers = list(page.object_list)
+    selectors.read_index_lists(papers)
+    return render(request, "search/topic.html", {"topic": topic, "page": page, "papers": papers})

@@ -177,3 +177,46 @@ def test_an_empty_in_list_matches_no_row(db):
     Organization.objects.create(slug="org", label="Org", name="Org")
     assert placeholders([]) == "(NULL)" and placeholders([1, 2]) == "(%s, %s)"
     assert fetch(f"SELECT id FROM {table(Organization)} WHERE id IN {placeholders([])}") == []
+
+
+def test_the_index_lists_are_the_prefetches_of_index_papers(db):
+    make_track("infra", position=1)
+    other = make_track("other", position=2)
+    shared = make_paper("shared", orgs=("Zeta", "Alpha"), topics=("kv", "moe"))
+    single = make_paper("single", topics=("kv",), en=None)
+    draft_only = make_paper("draft-only")
+    make_daily(date=dt.date(2026, 10, 27), papers=[shared])
+    make_daily(date=dt.date(2026, 10, 28), papers=[single, shared])
+    make_daily(date=dt.date(2026, 10, 28), track=other, papers=[shared])
+    make_daily(date=dt.date(2026, 10, 29), papers=[shared, draft_only], status="draft")
+
+    orm = list(selectors.index_papers())
+    mine = list(selectors.index_papers().prefetch_related(None))
+    selectors.read_index_lists(mine)
+    assert [p.slug for p in mine] == [p.slug for p in orm]
+    assert sorted(p.slug for p in mine) == ["shared", "single"]
+    for ours, theirs in zip(mine, orm, strict=True):
+        for mine_list, orm_list in (
+            (ours.organization_list, theirs.organizations.all()),
+            (ours.summary_list, theirs.summaries.all()),
+            (ours.topic_list, theirs.topics.all()),
+        ):
+            assert [_concrete(o) for o in mine_list] == [_concrete(o) for o in orm_list]
+        assert [e.pk for e in ours.published_entries] == [e.pk for e in theirs.published_entries]
+        for entry, orm_entry in zip(ours.published_entries, theirs.published_entries, strict=True):
+            assert _concrete(entry) == _concrete(orm_entry) and entry.paper is ours
+            assert _concrete(entry.daily) == _concrete(orm_entry.daily)
+            assert _concrete(entry.daily.track) == _concrete(orm_entry.daily.track)
+        assert ours.deep_dive_list == [] and ours.reference_code_list == []
+    shared_entries = next(p for p in mine if p.slug == "shared").published_entries
+    # Newest first, then by the tracks' order; the draft daily's entry is not among them.
+    assert [(e.daily.date, e.daily.track.slug) for e in shared_entries] == [
+        (dt.date(2026, 10, 28), "infra"),
+        (dt.date(2026, 10, 28), "other"),
+        (dt.date(2026, 10, 27), "infra"),
+    ]
+
+
+def test_no_papers_cost_no_query(db, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        selectors.read_index_lists([])
