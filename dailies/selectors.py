@@ -21,7 +21,7 @@ from dailies.models import Daily, DailyEntry, DailyStatus, published_q
 from digest_site.content import kept_per_version
 from digest_site.rows import Columns, convert, fetch, placeholders, quote, table
 from digest_site.visibility import PUBLIC, Reader, may_preview
-from papers.models import Organization, Paper, Summary, Topic, Track, Venue
+from papers.models import Organization, Paper, Score, Summary, Topic, Track, Venue
 
 
 def published_papers() -> QuerySet[Paper]:
@@ -158,24 +158,24 @@ def read_paper_lists(papers: list[Paper]) -> None:
 _APPEARANCE_TRACK = Columns(Track, "tr")
 
 
-def read_index_lists(papers: list[Paper]) -> None:
-    """What an index, topic or search page prints of its papers (``index_papers()`` without
-    its prefetches, ``.prefetch_related(None)``): ``read_paper_lists``, and each paper's
-    published entries with their dailies and tracks, newest first (``published_entries``):
-    one query more."""
-    read_paper_lists(papers)
+def _read_appearances(papers: list[Paper], *, user: Reader) -> None:
+    """Each paper's entries that ``user`` may see, with their dailies and tracks, newest
+    first (``published_entries``): one query."""
     by_id = {paper.pk: paper for paper in papers}
     for paper in papers:
         paper.published_entries = []
     if not by_id:
         return
     ids = list(by_id)
+    visible, status = (
+        ("", []) if may_preview(user) else ("d.status = %s AND ", [DailyStatus.PUBLISHED])
+    )
     rows = fetch(
         f"SELECT {_ENTRY.sql}, {_DAILY.sql}, {_APPEARANCE_TRACK.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Daily)} d ON d.id = e.daily_id JOIN {table(Track)} tr ON tr.id = d.track_id "
-        f"WHERE d.status = %s AND e.paper_id IN {placeholders(ids)} "
+        f"WHERE {visible}e.paper_id IN {placeholders(ids)} "
         "ORDER BY d.date DESC, tr.position, e.id",
-        [DailyStatus.PUBLISHED, *ids],
+        [*status, *ids],
     )
     for row in rows:
         entry = _ENTRY.build(row)
@@ -183,6 +183,55 @@ def read_index_lists(papers: list[Paper]) -> None:
         entry.daily.track = _APPEARANCE_TRACK.build(row, len(_ENTRY) + len(_DAILY))
         entry.paper = by_id[entry.paper_id]
         entry.paper.published_entries.append(entry)
+
+
+def read_index_lists(papers: list[Paper]) -> None:
+    """What an index, topic or search page prints of its papers (``index_papers()`` without
+    its prefetches, ``.prefetch_related(None)``): ``read_paper_lists``, and each paper's
+    published entries with their dailies and tracks, newest first (``published_entries``):
+    one query more."""
+    read_paper_lists(papers)
+    _read_appearances(papers, user=PUBLIC)
+
+
+_SCORE, _SCORE_TRACK = Columns(Score, "s"), Columns(Track, "t")
+
+
+def paper_page(slug: str, *, user: Reader) -> Paper | None:
+    """The paper of ``slug`` if ``user`` may read it (``visible_papers``), with its venue,
+    what ``read_paper_lists`` reads, the entries ``user`` may see (``published_entries``, as
+    ``_read_appearances``) and its scores with their tracks, newest first (``score_list``):
+    seven queries, by hand-written SQL."""
+    published, status = "", []
+    if not may_preview(user):
+        published = (
+            f"AND EXISTS (SELECT 1 FROM {table(DailyEntry)} e JOIN {table(Daily)} d "
+            "ON d.id = e.daily_id WHERE e.paper_id = p.id AND d.status = %s)"
+        )
+        status = [DailyStatus.PUBLISHED]
+    rows = fetch(
+        f"SELECT {_PAPER.sql}, {_VENUE.sql} FROM {table(Paper)} p "
+        f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id WHERE p.slug = %s {published}",
+        [slug, *status],
+    )
+    if not rows:
+        return None
+    (row,) = rows
+    paper = _PAPER.build(row)
+    paper.venue = _VENUE.build(row, len(_PAPER)) if row[len(_PAPER)] is not None else None
+    read_paper_lists([paper])
+    _read_appearances([paper], user=user)
+    paper.score_list = []
+    for row in fetch(
+        f"SELECT {_SCORE.sql}, {_SCORE_TRACK.sql} FROM {table(Score)} s "
+        f"JOIN {table(Track)} t ON t.id = s.track_id WHERE s.paper_id = %s "
+        "ORDER BY s.created_at DESC, s.id DESC",
+        [paper.pk],
+    ):
+        score = _SCORE.build(row)
+        score.track, score.paper = _SCORE_TRACK.build(row, len(_SCORE)), paper
+        paper.score_list.append(score)
+    return paper
 
 
 def daily_neighbours(daily: Daily, *, user: Reader) -> tuple[Daily | None, Daily | None]:
@@ -364,26 +413,6 @@ def published_topics() -> list[Topic]:
             topic.n = n
             topics.append(topic)
     return topics
-
-
-def paper_pages(*, user: Reader) -> QuerySet[Paper]:
-    """The papers ``user`` may read (``visible_papers``), each with what its page shows:
-    organisations, summaries, topics, what apps above us add, scores, and the entries
-    ``user`` may see, newest first. The page reads its paper from it in one query (+7)."""
-    entries = (
-        DailyEntry.objects.visible_to(user)
-        .select_related("daily", "daily__track")
-        .order_by("-daily__date")
-    )
-    return (
-        visible_papers(user)
-        .select_related("venue")
-        .prefetch_related(
-            *_paper_lookups(""),
-            Prefetch("daily_entries", queryset=entries, to_attr="published_entries"),
-            "scores__track",
-        )
-    )
 
 
 def parse_date(value: str) -> dt.date | None:

@@ -18,6 +18,7 @@ from dailies.models import DailyStats
 from dailies.selection import daily_selection
 from digest_site.context_processors import THEME_COOKIE, THEMES
 from digest_site.visibility import may_preview
+from papers.languages import pick_language
 from papers.models import Track
 
 
@@ -120,15 +121,19 @@ def theme_set(request: HttpRequest, mode: str) -> HttpResponse:
 
 def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
     staff = may_preview(request.user)
-    paper = get_object_or_404(selectors.paper_pages(user=request.user), slug=slug)
+    paper = selectors.paper_page(slug, user=request.user)
+    if paper is None:
+        raise Http404("no such paper")
+    language = get_language()
     return render(
         request,
         "dailies/paper.html",
         {
             "paper": paper,
-            "related": related_papers(paper, language=get_language()),
+            "summary": pick_language(paper.summary_list, language),
+            "related": related_papers(paper, language=language),
             "entries": paper.published_entries,
-            "scores": sorted(paper.scores.all(), key=lambda s: (s.created_at, s.pk), reverse=True),
+            "scores": paper.score_list,
             "preview": staff and not any(e.daily.is_published for e in paper.published_entries),
             # A summary an editor changed after this is marked as corrected.
             "first_published_at": min(

@@ -15,6 +15,7 @@ from collections import Counter
 
 from dailies.selectors import visible_papers
 from digest_site.visibility import PUBLIC
+from papers.languages import pick_language
 from papers.models import Paper
 from search import backends
 from search.backends import Match
@@ -26,10 +27,11 @@ QUERY_TERMS = 12
 
 
 def _paper_terms(paper: Paper, language: str) -> Counter[str]:
-    """Reads the prefetched summaries and topics."""
+    """Reads the summaries and topics read with the paper (``summary_list``,
+    ``topic_list``: ``dailies.selectors.paper_page``)."""
     texts = [paper.title, paper.short_name]
-    texts += [topic.name(language) for topic in paper.topics.all()]
-    summary = paper.summary(language)
+    texts += [topic.name(language) for topic in paper.topic_list]
+    summary = pick_language(paper.summary_list, language)
     if summary is not None:
         texts += [summary.headline, summary.takeaway, summary.body]
     counts: Counter[str] = Counter()

@@ -14,10 +14,10 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from dailies import extensions, selectors
-from dailies.models import Daily
+from dailies.models import Daily, DailyEntry
 from deepdives.models import ReferenceCode
 from digest_site.rows import Columns, adapt, fetch, placeholders, table
-from papers.models import Organization, Paper, Summary, Topic, Venue
+from papers.models import Organization, Paper, Score, Summary, Topic, Venue
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
 
@@ -220,3 +220,38 @@ def test_the_index_lists_are_the_prefetches_of_index_papers(db):
 def test_no_papers_cost_no_query(db, django_assert_num_queries):
     with django_assert_num_queries(0):
         selectors.read_index_lists([])
+
+
+@pytest.mark.parametrize("reader", ["anonymous", "editor"])
+def test_the_paper_page_reads_what_the_reader_may_see(db, editor, reader):
+    user = editor if reader == "editor" else AnonymousUser()
+    out = make_paper("out", orgs=("Org",), topics=("kv",))
+    drafted = make_paper("drafted")
+    never = make_paper("never")
+    make_daily(date=dt.date(2026, 10, 27), papers=[out])
+    make_daily(date=dt.date(2026, 10, 28), papers=[drafted, out], status="draft")
+    other = make_track("other", position=9)
+    for paper, track, total in ((out, other, "3.10"), (out, make_track(), "4.20")):
+        Score.objects.create(paper=paper, track=track, total=Decimal(total), scorer="t")
+    visible = set(selectors.visible_papers(user).values_list("slug", flat=True))
+    assert visible == ({"out", "drafted", "never"} if reader == "editor" else {"out"})
+    for paper in (out, drafted, never):
+        found = selectors.paper_page(paper.slug, user=user)
+        if paper.slug not in visible:
+            assert found is None
+            continue
+        assert _concrete(found) == _concrete(paper)
+        assert [o.label for o in found.organization_list] == [
+            o.label for o in paper.organizations.all()
+        ]
+        assert [s.pk for s in found.summary_list] == [s.pk for s in paper.summaries.all()]
+        assert found.topic_list == list(paper.topics.all())
+        entries = DailyEntry.objects.visible_to(user).filter(paper=paper)
+        assert [(e.pk, e.daily.date, e.daily.track.slug) for e in found.published_entries] == [
+            (e.pk, e.daily.date, e.daily.track.slug)
+            for e in entries.select_related("daily__track").order_by("-daily__date")
+        ]
+        scores = sorted(paper.scores.all(), key=lambda s: (s.created_at, s.pk), reverse=True)
+        assert [_concrete(s) for s in found.score_list] == [_concrete(s) for s in scores]
+        assert [s.track.slug for s in found.score_list] == [s.track.slug for s in scores]
+    assert selectors.paper_page("no-such-paper", user=user) is None

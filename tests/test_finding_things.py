@@ -145,10 +145,10 @@ def test_the_paper_page_query_count_does_not_grow_with_related_papers(
     indexed_demo, anonymous, django_assert_num_queries
 ):
     # the paper (visible to the reader), organisations, summaries, topics, deep dives,
-    # reference code, appearances, scores (+tracks); related: term counts, ranking, the
-    # papers, their summaries
+    # reference code, appearances, scores with their tracks; related: term counts, ranking,
+    # the papers, their summaries
     cache.clear()
-    with django_assert_num_queries(13):
+    with django_assert_num_queries(12):
         anonymous.get("/en/papers/bellowskv/")
 
 
