@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 PrefetchFactory = Callable[[str], Prefetch]
 # The same read for papers already in hand: it sets, on each of ``papers`` (by id), the
-# attribute the prefetch's ``to_attr`` names, in as many queries. The daily page reads its
-# papers by hand-written SQL (``selectors.daily_page_entries``); building and compiling a
-# prefetch's queryset costs several times running it.
+# attribute the prefetch's ``to_attr`` names, in as many queries. The public pages read
+# their papers by hand-written SQL (``selectors.read_paper_lists``); building and compiling
+# a prefetch's queryset costs several times running it.
 PaperReader = Callable[[dict[int, "Paper"]], None]
 _paper_prefetches: list[PrefetchFactory] = []
 _paper_readers: dict[PrefetchFactory, PaperReader] = {}

@@ -53,30 +53,36 @@ def daily_entries(daily: Daily) -> list[DailyEntry]:
     )
 
 
-# The daily page's reads, by hand-written SQL (``digest_site.rows``): it is the page every
-# reader opens, and these are its reads on every uncached request.
+# The public pages' reads by hand-written SQL (``digest_site.rows``): the reads they make on
+# every uncached request, whose querysets cost more to build and compile than to run.
 _DAILY, _TRACK = Columns(Daily, "d"), Columns(Track, "t")
 _ENTRY, _PAPER, _VENUE = Columns(DailyEntry, "e"), Columns(Paper, "p"), Columns(Venue, "v")
 _ORGANIZATION, _TOPIC = Columns(Organization, "o"), Columns(Topic, "t")
 _SUMMARY = Columns(Summary, "s")
 
 
+def _visible(alias: str, user: Reader) -> tuple[str, list]:
+    """``Daily.objects.visible_to(user)`` as SQL on the dailies under ``alias``: every daily
+    when ``user`` previews, else the published ones (``published_q``)."""
+    if may_preview(user):
+        return "1 = 1", []
+    return f"{alias}.status = %s", [DailyStatus.PUBLISHED]
+
+
 def daily_page(track: str, date: dt.date, *, user: Reader) -> Daily | None:
     """The daily of ``track`` (its slug) on ``date`` if ``user`` may see it, with its track and
     the dates of the same track's dailies just before and after it that ``user`` may see
-    (``previous_date``, ``next_date``, None at either end): one query, as
-    ``dailies_with_neighbours()`` reads it."""
-    published = "" if may_preview(user) else "AND {alias}.status = %s "
-    status = [] if may_preview(user) else [DailyStatus.PUBLISHED]
+    (``previous_date``, ``next_date``, None at either end): one query."""
+    (visible, status), (neighbour_visible, _) = _visible("d", user), _visible("n", user)
     neighbour = (
         f"(SELECT n.date FROM {table(Daily)} n WHERE n.track_id = d.track_id "
-        f"AND n.date {{op}} d.date {published.format(alias='n')}ORDER BY n.date {{order}} LIMIT 1)"
+        f"AND n.date {{op}} d.date AND {neighbour_visible} ORDER BY n.date {{order}} LIMIT 1)"
     )
     rows = fetch(
         f"SELECT {_DAILY.sql}, {_TRACK.sql}, {neighbour.format(op='<', order='DESC')}, "
         f"{neighbour.format(op='>', order='ASC')} "
         f"FROM {table(Daily)} d JOIN {table(Track)} t ON t.id = d.track_id "
-        f"WHERE t.slug = %s AND d.date = %s {published.format(alias='d')}",
+        f"WHERE t.slug = %s AND d.date = %s AND {visible}",
         [*status, *status, track, date, *status],
     )
     if not rows:
@@ -167,13 +173,11 @@ def _read_appearances(papers: list[Paper], *, user: Reader) -> None:
     if not by_id:
         return
     ids = list(by_id)
-    visible, status = (
-        ("", []) if may_preview(user) else ("d.status = %s AND ", [DailyStatus.PUBLISHED])
-    )
+    visible, status = _visible("d", user)
     rows = fetch(
         f"SELECT {_ENTRY.sql}, {_DAILY.sql}, {_APPEARANCE_TRACK.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Daily)} d ON d.id = e.daily_id JOIN {table(Track)} tr ON tr.id = d.track_id "
-        f"WHERE {visible}e.paper_id IN {placeholders(ids)} "
+        f"WHERE {visible} AND e.paper_id IN {placeholders(ids)} "
         "ORDER BY d.date DESC, tr.position, e.id",
         [*status, *ids],
     )
@@ -201,14 +205,14 @@ def paper_page(slug: str, *, user: Reader) -> Paper | None:
     """The paper of ``slug`` if ``user`` may read it (``visible_papers``), with its venue,
     what ``read_paper_lists`` reads, the entries ``user`` may see (``published_entries``, as
     ``_read_appearances``) and its scores with their tracks, newest first (``score_list``):
-    seven queries, by hand-written SQL."""
+    eight queries, by hand-written SQL."""
     published, status = "", []
     if not may_preview(user):
+        visible, status = _visible("d", user)
         published = (
             f"AND EXISTS (SELECT 1 FROM {table(DailyEntry)} e JOIN {table(Daily)} d "
-            "ON d.id = e.daily_id WHERE e.paper_id = p.id AND d.status = %s)"
+            f"ON d.id = e.daily_id WHERE e.paper_id = p.id AND {visible})"
         )
-        status = [DailyStatus.PUBLISHED]
     rows = fetch(
         f"SELECT {_PAPER.sql}, {_VENUE.sql} FROM {table(Paper)} p "
         f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id WHERE p.slug = %s {published}",

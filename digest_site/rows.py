@@ -1,10 +1,11 @@
 """Model instances read by hand-written SQL, for the few reads a page makes on every request.
 
 A queryset is built and compiled to SQL on each call: for the daily page's reads (the daily
-with its pager, the entries with their papers, organizations, summaries and topics, the
-candidates' scores) that was some 30 of an uncached render's 55 ms on the bench machine,
-against under 5 ms to run the same statements. Those reads write their SQL once here, from
-the models' own table and column names, and make the instances as the ORM does
+with its pager, the entries with their papers, organizations, summaries and topics, deep
+dives and code, the candidates' scores) that was 38 of an uncached render's 57 ms (medians,
+bench machine), against some 3.5 ms for PostgreSQL to plan and run the statements. Those
+reads (``dailies.selectors``: the daily, paper, index, topic and search pages) write their
+SQL from the models' own table and column names, and make the instances as the ORM does
 (``Model.from_db``, each column through its field's and the backend's converters), so the
 templates get the same objects either way. Everything else stays with the ORM.
 
