@@ -372,7 +372,8 @@ def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
         verdict = (
             "ok"
             if good
-            else ("SLOW" if ratio > TARGET_RATIO else "") + ("" if same else " QUERIES GREW")
+            else ("SLOW" if ratio > TARGET_RATIO else "")
+            + ("" if same else " QUERIES GREW" if y["queries"] > d["queries"] else " QUERIES FELL")
         )
         print(
             f"{label:22s} {d['median']:8.2f} {y['median']:8.2f} {y['p95']:8.2f} {ratio:5.2f}×"
