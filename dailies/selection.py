@@ -191,16 +191,16 @@ def daily_selection(
     selected_ids = sorted({e.paper_id for e in entries})
     # The candidates as one set of papers: the database finds them by the window's index
     # (papers_paper_created_idx) and the selected ids' key, then their scores by paper,
-    # never scanning the track's.
-    window, params = "c.created_at <= %s", [cutoff(daily.track, daily.date)]
+    # never scanning the track's; the titles come from the same rows (at a year's scale the
+    # window holds every track's papers of the day, five times the track's).
+    window, params = "p.created_at <= %s", [cutoff(daily.track, daily.date)]
     if previous_date is not None:
-        window += " AND c.created_at > %s"
+        window += " AND p.created_at > %s"
         params.append(cutoff(daily.track, previous_date))
     sql = (
-        f"SELECT {_SCORE.sql}, {_TITLES.sql} FROM {table(Score)} s "
-        f"JOIN {table(Paper)} p ON p.id = s.paper_id "
-        f"WHERE s.track_id = %s AND s.paper_id IN (SELECT c.id FROM {table(Paper)} c "
-        f"WHERE ({window}) OR c.id IN {placeholders(selected_ids)})"
+        f"SELECT {_SCORE.sql}, {_TITLES.sql} FROM {table(Paper)} p "
+        f"JOIN {table(Score)} s ON s.paper_id = p.id "
+        f"WHERE s.track_id = %s AND (({window}) OR p.id IN {placeholders(selected_ids)})"
     )
     params = [daily.track_id, *params, *selected_ids]
     if daily.assembled_at is not None:
