@@ -91,18 +91,6 @@ def result_rows(
     return rows
 
 
-def page_topics(papers: list[Paper], limit: int = 12) -> list[Topic]:
-    """The topics of the listed papers, most frequent first: the chips to narrow by.
-    Reads prefetched topics only, so the page's query count does not change."""
-    counts: dict[int, tuple[int, Topic]] = {}
-    for paper in papers:
-        for topic in paper.topics.all():
-            n, _ = counts.get(topic.pk, (0, topic))
-            counts[topic.pk] = (n + 1, topic)
-    ranked = sorted(counts.values(), key=lambda item: (-item[0], item[1].name_en))
-    return [topic for _, topic in ranked[:limit]]
-
-
 @dataclass(frozen=True)
 class Chip:
     topic: Topic

@@ -1,7 +1,7 @@
-"""The daily page's reads by hand-written SQL (``digest_site.rows``) give what the ORM gives:
-the same dailies to the same readers, the same pager, and the same entries with the same
-papers, venues, organizations, summaries, topics and deep dives, converted as the ORM
-converts them on either backend."""
+"""The public pages' reads by hand-written SQL (``digest_site.rows``) give what the ORM gives:
+the same dailies and papers to the same readers, the same pager, and the same entries,
+papers, venues, organizations, summaries, topics, deep dives, code, appearances and scores,
+converted as the ORM converts them on either backend."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _loaded(obj) -> tuple[dict, set]:
 @pytest.fixture
 def mixed_dailies(db):
     other = make_track("other")
-    made = [
+    return [
         make_daily(date=dt.date(2026, 10, 25), status="draft"),
         make_daily(date=dt.date(2026, 10, 26)),
         make_daily(date=dt.date(2026, 10, 27), status="draft"),
@@ -47,7 +47,6 @@ def mixed_dailies(db):
         make_daily(date=dt.date(2026, 10, 28), track=other),
         make_daily(date=dt.date(2026, 10, 31), track=other, status="draft"),
     ]
-    return made
 
 
 @pytest.mark.parametrize("reader", ["anonymous", "editor"])
