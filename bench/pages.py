@@ -283,7 +283,7 @@ for path in ({DAILY!r}, {INDEX!r}):
 def _yardstick() -> float:
     """Seconds this machine's Python takes for ten million additions (best of three): the
     in-process times are absolute, so this says how fast the machine is that they were
-    measured on (1.4 s on the 2-core sandbox of 2026-12-01)."""
+    measured on (0.64 s on the 2-core sandbox of 2026-12-01)."""
     best = float("inf")
     for _ in range(3):
         started, total = time.perf_counter(), 0
