@@ -161,9 +161,6 @@ def read_paper_lists(papers: list[Paper]) -> None:
     read_paper_prefetches(papers)
 
 
-_APPEARANCE_TRACK = Columns(Track, "tr")
-
-
 def _read_appearances(papers: list[Paper], *, user: Reader) -> None:
     """Each paper's entries that ``user`` may see, with their dailies and tracks, newest
     first (``published_entries``): one query."""
@@ -175,16 +172,16 @@ def _read_appearances(papers: list[Paper], *, user: Reader) -> None:
     ids = list(by_id)
     visible, status = _visible("d", user)
     rows = fetch(
-        f"SELECT {_ENTRY.sql}, {_DAILY.sql}, {_APPEARANCE_TRACK.sql} FROM {table(DailyEntry)} e "
-        f"JOIN {table(Daily)} d ON d.id = e.daily_id JOIN {table(Track)} tr ON tr.id = d.track_id "
+        f"SELECT {_ENTRY.sql}, {_DAILY.sql}, {_TRACK.sql} FROM {table(DailyEntry)} e "
+        f"JOIN {table(Daily)} d ON d.id = e.daily_id JOIN {table(Track)} t ON t.id = d.track_id "
         f"WHERE {visible} AND e.paper_id IN {placeholders(ids)} "
-        "ORDER BY d.date DESC, tr.position, e.id",
+        "ORDER BY d.date DESC, t.position, e.id",
         [*status, *ids],
     )
     for row in rows:
         entry = _ENTRY.build(row)
         entry.daily = _DAILY.build(row, len(_ENTRY))
-        entry.daily.track = _APPEARANCE_TRACK.build(row, len(_ENTRY) + len(_DAILY))
+        entry.daily.track = _TRACK.build(row, len(_ENTRY) + len(_DAILY))
         entry.paper = by_id[entry.paper_id]
         entry.paper.published_entries.append(entry)
 
@@ -198,7 +195,7 @@ def read_index_lists(papers: list[Paper]) -> None:
     _read_appearances(papers, user=PUBLIC)
 
 
-_SCORE, _SCORE_TRACK = Columns(Score, "s"), Columns(Track, "t")
+_SCORE = Columns(Score, "s")
 
 
 def paper_page(slug: str, *, user: Reader) -> Paper | None:
@@ -227,13 +224,13 @@ def paper_page(slug: str, *, user: Reader) -> Paper | None:
     _read_appearances([paper], user=user)
     paper.score_list = []
     for row in fetch(
-        f"SELECT {_SCORE.sql}, {_SCORE_TRACK.sql} FROM {table(Score)} s "
+        f"SELECT {_SCORE.sql}, {_TRACK.sql} FROM {table(Score)} s "
         f"JOIN {table(Track)} t ON t.id = s.track_id WHERE s.paper_id = %s "
         "ORDER BY s.created_at DESC, s.id DESC",
         [paper.pk],
     ):
         score = _SCORE.build(row)
-        score.track, score.paper = _SCORE_TRACK.build(row, len(_SCORE)), paper
+        score.track, score.paper = _TRACK.build(row, len(_SCORE)), paper
         paper.score_list.append(score)
     return paper
 
