@@ -14,15 +14,19 @@ from typing import TYPE_CHECKING, Protocol
 from django.db import transaction
 from django.db.models import Prefetch, Q, prefetch_related_objects
 
+from digest_site.rows import run
+
 if TYPE_CHECKING:
+    from digest_site.rows import Read
     from papers.models import Paper
 
 PrefetchFactory = Callable[[str], Prefetch]
 # The same read for papers already in hand: it sets, on each of ``papers`` (by id), the
-# attribute the prefetch's ``to_attr`` names, in as many queries. The public pages read
-# their papers by hand-written SQL (``selectors.read_paper_lists``); building and compiling
-# a prefetch's queryset costs several times running it.
-PaperReader = Callable[[dict[int, "Paper"]], None]
+# attribute the prefetch's ``to_attr`` names to an empty list, and returns the read
+# (``digest_site.rows.Read``; None for no papers) that fills it. The public pages read their
+# papers by hand-written SQL (``selectors.read_paper_lists``); building and compiling a
+# prefetch's queryset costs several times running it.
+PaperReader = Callable[[dict[int, "Paper"]], "Read | None"]
 _paper_prefetches: list[PrefetchFactory] = []
 _paper_readers: dict[PrefetchFactory, PaperReader] = {}
 
@@ -40,16 +44,18 @@ def paper_prefetches(prefix: str = "") -> list[Prefetch]:
     return [factory(prefix) for factory in _paper_prefetches]
 
 
-def read_paper_prefetches(papers: list[Paper]) -> None:
-    """Apply every registered prefetch to ``papers``: by its reader when it has one, else
-    as a prefetch (``prefetch_related_objects``)."""
+def read_paper_prefetches(papers: list[Paper], *also: Read | None) -> None:
+    """Apply every registered prefetch to ``papers``: the readers' reads, with ``also`` (the
+    caller's own reads), run together (``rows.run``: one round trip on PostgreSQL); then
+    each prefetch without a reader (``prefetch_related_objects``)."""
     by_id = {paper.pk: paper for paper in papers}
-    without_reader = []
+    reads, without_reader = list(also), []
     for factory in _paper_prefetches:
         if reader := _paper_readers.get(factory):
-            reader(by_id)
+            reads.append(reader(by_id))
         else:
             without_reader.append(factory(""))
+    run(reads)
     if without_reader:
         prefetch_related_objects(papers, *without_reader)
 

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from dailies.assembly import cutoff
 from dailies.models import Daily, DailyEntry
-from digest_site.rows import Columns, fetch, placeholders, table
+from digest_site.rows import Columns, fetch, one_of, table
 from papers.languages import Language
 from papers.models import SCORE_MAX, SCORE_MIN, Paper, Score
 
@@ -197,16 +197,17 @@ def daily_selection(
     if previous_date is not None:
         window += " AND p.created_at > %s"
         params.append(cutoff(daily.track, previous_date))
+    selected, selected_params = one_of(selected_ids)
     sql = (
         f"SELECT {_SCORE.sql}, {_TITLES.sql} FROM {table(Paper)} p "
         f"JOIN {table(Score)} s ON s.paper_id = p.id "
-        f"WHERE s.track_id = %s AND (({window}) OR p.id IN {placeholders(selected_ids)})"
+        f"WHERE s.track_id = %s AND (({window}) OR p.id {selected})"
     )
-    params = [daily.track_id, *params, *selected_ids]
+    params = [daily.track_id, *params, *selected_params]
     if daily.assembled_at is not None:
         # What assembly saw: a rescoring after the daily went out does not rewrite it.
-        sql += f" AND (s.created_at <= %s OR s.paper_id IN {placeholders(selected_ids)})"
-        params += [daily.assembled_at, *selected_ids]
+        sql += f" AND (s.created_at <= %s OR s.paper_id {selected})"
+        params += [daily.assembled_at, *selected_params]
     sql += " ORDER BY s.paper_id, s.created_at DESC, s.id DESC"
     latest: dict[int, Candidate] = {}
     for row in fetch(sql, params):

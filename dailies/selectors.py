@@ -19,7 +19,7 @@ from django.db.models import (
 from dailies.extensions import paper_prefetches, read_paper_prefetches
 from dailies.models import Daily, DailyEntry, DailyStatus, published_q
 from digest_site.content import kept_per_version
-from digest_site.rows import Columns, convert, fetch, placeholders, quote, table
+from digest_site.rows import Columns, Read, convert, fetch, one_of, quote, table
 from digest_site.visibility import PUBLIC, Reader, may_preview
 from papers.models import Organization, Paper, Score, Summary, Topic, Track, Venue
 
@@ -95,25 +95,49 @@ def daily_page(track: str, date: dt.date, *, user: Reader) -> Daily | None:
     return daily
 
 
-def _read_linked(
+def _linked(
     papers: dict[int, Paper], name: str, columns: Columns, attribute: str, order: str
-) -> None:
-    """What each of ``papers`` links through its many-to-many field ``name``, appended to
-    its list ``attribute`` in ``order`` (a column of ``columns``' table): one query."""
+) -> Read | None:
+    """The read of what each of ``papers`` links through its many-to-many field ``name``,
+    appended to its list ``attribute`` in ``order`` (a column of ``columns``' table)."""
     if not papers:
-        return
+        return None
     field = Paper._meta.get_field(name)
-    links, alias, ids = field.remote_field.through, quote(columns.alias), list(papers)
-    rows = fetch(
+    links, alias = field.remote_field.through, quote(columns.alias)
+    ids, ids_params = one_of(list(papers))
+
+    def apply(rows: list[tuple]) -> None:
+        for row in rows:
+            getattr(papers[row[0]], attribute).append(columns.build(row, 1))
+
+    return Read(
         f"SELECT x.{quote(field.m2m_column_name())}, {columns.sql} "
         f"FROM {table(columns.model)} {alias} JOIN {table(links)} x "
         f"ON x.{quote(field.m2m_reverse_name())} = {alias}.id "
-        f"WHERE x.{quote(field.m2m_column_name())} IN {placeholders(ids)} "
+        f"WHERE x.{quote(field.m2m_column_name())} {ids} "
         f"ORDER BY {alias}.{quote(order)}, {alias}.id",
-        ids,
+        ids_params,
+        apply,
     )
-    for row in rows:
-        getattr(papers[row[0]], attribute).append(columns.build(row, 1))
+
+
+def _summaries(papers: dict[int, Paper]) -> Read | None:
+    """The read of each of ``papers``' summaries into its ``summary_list``."""
+    if not papers:
+        return None
+    ids, ids_params = one_of(list(papers))
+
+    def apply(rows: list[tuple]) -> None:
+        for row in rows:
+            summary = _SUMMARY.build(row)
+            papers[summary.paper_id].summary_list.append(summary)
+
+    return Read(
+        f"SELECT {_SUMMARY.sql} FROM {table(Summary)} s "
+        f"WHERE s.paper_id {ids} ORDER BY s.language, s.id",
+        ids_params,
+        apply,
+    )
 
 
 def daily_page_entries(daily: Daily) -> list[DailyEntry]:
@@ -140,50 +164,51 @@ def daily_page_entries(daily: Daily) -> list[DailyEntry]:
     return entries
 
 
-def read_paper_lists(papers: list[Paper]) -> None:
+def read_paper_lists(papers: list[Paper], *also: Read | None) -> None:
     """Each paper's organizations, summaries and topics in plain lists
     (``organization_list``, ``summary_list``, ``topic_list``: a query each, by hand-written
-    SQL), and what apps above us prefetch (``extensions.read_paper_prefetches``)."""
+    SQL), and what apps above us prefetch (``extensions.read_paper_prefetches``); ``also``,
+    the caller's own reads of the same papers, run with them (one round trip on
+    PostgreSQL: ``rows.run``)."""
     by_id = {paper.pk: paper for paper in papers}
     for paper in papers:
         paper.organization_list, paper.summary_list, paper.topic_list = [], [], []
-    _read_linked(by_id, "organizations", _ORGANIZATION, "organization_list", "label")
-    if by_id:
-        ids = list(by_id)
-        for row in fetch(
-            f"SELECT {_SUMMARY.sql} FROM {table(Summary)} s "
-            f"WHERE s.paper_id IN {placeholders(ids)} ORDER BY s.language, s.id",
-            ids,
-        ):
-            summary = _SUMMARY.build(row)
-            by_id[summary.paper_id].summary_list.append(summary)
-    _read_linked(by_id, "topics", _TOPIC, "topic_list", "name_en")
-    read_paper_prefetches(papers)
+    read_paper_prefetches(
+        papers,
+        _linked(by_id, "organizations", _ORGANIZATION, "organization_list", "label"),
+        _summaries(by_id),
+        _linked(by_id, "topics", _TOPIC, "topic_list", "name_en"),
+        *also,
+    )
 
 
-def _read_appearances(papers: list[Paper], *, user: Reader) -> None:
-    """Each paper's entries that ``user`` may see, with their dailies and tracks, newest
-    first (``published_entries``): one query."""
+def _appearances(papers: list[Paper], *, user: Reader) -> Read | None:
+    """The read of each paper's entries that ``user`` may see, with their dailies and
+    tracks, newest first (``published_entries``)."""
     by_id = {paper.pk: paper for paper in papers}
     for paper in papers:
         paper.published_entries = []
     if not by_id:
-        return
-    ids = list(by_id)
+        return None
+    ids, ids_params = one_of(list(by_id))
     visible, status = _visible("d", user)
-    rows = fetch(
+
+    def apply(rows: list[tuple]) -> None:
+        for row in rows:
+            entry = _ENTRY.build(row)
+            entry.daily = _DAILY.build(row, len(_ENTRY))
+            entry.daily.track = _TRACK.build(row, len(_ENTRY) + len(_DAILY))
+            entry.paper = by_id[entry.paper_id]
+            entry.paper.published_entries.append(entry)
+
+    return Read(
         f"SELECT {_ENTRY.sql}, {_DAILY.sql}, {_TRACK.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Daily)} d ON d.id = e.daily_id JOIN {table(Track)} t ON t.id = d.track_id "
-        f"WHERE {visible} AND e.paper_id IN {placeholders(ids)} "
+        f"WHERE {visible} AND e.paper_id {ids} "
         "ORDER BY d.date DESC, t.position, e.id",
-        [*status, *ids],
+        [*status, *ids_params],
+        apply,
     )
-    for row in rows:
-        entry = _ENTRY.build(row)
-        entry.daily = _DAILY.build(row, len(_ENTRY))
-        entry.daily.track = _TRACK.build(row, len(_ENTRY) + len(_DAILY))
-        entry.paper = by_id[entry.paper_id]
-        entry.paper.published_entries.append(entry)
 
 
 def read_index_lists(papers: list[Paper]) -> None:
@@ -191,8 +216,7 @@ def read_index_lists(papers: list[Paper]) -> None:
     its prefetches, ``.prefetch_related(None)``): ``read_paper_lists``, and each paper's
     published entries with their dailies and tracks, newest first (``published_entries``):
     one query more."""
-    read_paper_lists(papers)
-    _read_appearances(papers, user=PUBLIC)
+    read_paper_lists(papers, _appearances(papers, user=PUBLIC))
 
 
 _SCORE = Columns(Score, "s")
@@ -220,18 +244,25 @@ def paper_page(slug: str, *, user: Reader) -> Paper | None:
     (row,) = rows
     paper = _PAPER.build(row)
     paper.venue = _VENUE.build(row, len(_PAPER)) if row[len(_PAPER)] is not None else None
-    read_paper_lists([paper])
-    _read_appearances([paper], user=user)
     paper.score_list = []
-    for row in fetch(
-        f"SELECT {_SCORE.sql}, {_TRACK.sql} FROM {table(Score)} s "
-        f"JOIN {table(Track)} t ON t.id = s.track_id WHERE s.paper_id = %s "
-        "ORDER BY s.created_at DESC, s.id DESC",
-        [paper.pk],
-    ):
-        score = _SCORE.build(row)
-        score.track, score.paper = _TRACK.build(row, len(_SCORE)), paper
-        paper.score_list.append(score)
+
+    def scores(rows: list[tuple]) -> None:
+        for row in rows:
+            score = _SCORE.build(row)
+            score.track, score.paper = _TRACK.build(row, len(_SCORE)), paper
+            paper.score_list.append(score)
+
+    read_paper_lists(
+        [paper],
+        _appearances([paper], user=user),
+        Read(
+            f"SELECT {_SCORE.sql}, {_TRACK.sql} FROM {table(Score)} s "
+            f"JOIN {table(Track)} t ON t.id = s.track_id WHERE s.paper_id = %s "
+            "ORDER BY s.created_at DESC, s.id DESC",
+            [paper.pk],
+            scores,
+        ),
+    )
     return paper
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Prefetch
 
 from deepdives.models import DeepDive, ReferenceCode
-from digest_site.rows import Columns, fetch, placeholders, table
+from digest_site.rows import Columns, Read, one_of, table
 from papers.models import Paper
 
 # What the pages read of a paper's deep dives (the published ones, without their bodies)
@@ -39,38 +39,43 @@ _REFERENCE_CODE = Columns(ReferenceCode, "rc", _REFERENCE_CODE_FIELDS)
 
 def _read_into(
     papers: dict[int, Paper], attribute: str, columns: Columns, sql: str, params
-) -> None:
+) -> Read | None:
     for paper in papers.values():
         setattr(paper, attribute, [])
-    if papers:
-        for row in fetch(sql, params):
+    if not papers:
+        return None
+
+    def apply(rows: list[tuple]) -> None:
+        for row in rows:
             obj = columns.build(row)
             getattr(papers[obj.paper_id], attribute).append(obj)
 
+    return Read(sql, params, apply)
 
-def read_deep_dives(papers: dict[int, Paper]) -> None:
+
+def read_deep_dives(papers: dict[int, Paper]) -> Read | None:
     """``deep_dive_prefetch`` for papers in hand (``dailies.extensions``): one query."""
-    ids = list(papers)
-    _read_into(
+    ids, ids_params = one_of(list(papers))
+    return _read_into(
         papers,
         "deep_dive_list",
         _DEEP_DIVE,
         f"SELECT {_DEEP_DIVE.sql} FROM {table(DeepDive)} dd WHERE dd.status = %s "
-        f"AND dd.paper_id IN {placeholders(ids)} ORDER BY dd.slug, dd.id",
-        [DeepDive.Status.PUBLISHED, *ids],
+        f"AND dd.paper_id {ids} ORDER BY dd.slug, dd.id",
+        [DeepDive.Status.PUBLISHED, *ids_params],
     )
 
 
-def read_reference_codes(papers: dict[int, Paper]) -> None:
+def read_reference_codes(papers: dict[int, Paper]) -> Read | None:
     """``reference_code_prefetch`` for papers in hand (``dailies.extensions``): one query."""
-    ids = list(papers)
-    _read_into(
+    ids, ids_params = one_of(list(papers))
+    return _read_into(
         papers,
         "reference_code_list",
         _REFERENCE_CODE,
         f"SELECT {_REFERENCE_CODE.sql} FROM {table(ReferenceCode)} rc "
-        f"WHERE rc.paper_id IN {placeholders(ids)} ORDER BY rc.name, rc.id",
-        ids,
+        f"WHERE rc.paper_id {ids} ORDER BY rc.name, rc.id",
+        ids_params,
     )
 
 

@@ -9,18 +9,28 @@ SQL from the models' own table and column names, and make the instances as the O
 (``Model.from_db``, each column through its field's and the backend's converters), so the
 templates get the same objects either way. Everything else stays with the ORM.
 
-Parameters go through ``adapt`` (as the ORM adapts a lookup's value) and an ``IN`` list is
-written with one placeholder per value (``placeholders``): the SQL is the same on
-PostgreSQL and SQLite.
+Parameters go through ``adapt`` (as the ORM adapts a lookup's value); a list of values to
+match is written by ``one_of``. On PostgreSQL the statements are prepared: they are sent
+with their parameters apart (server-side binding) and each connection plans a statement
+once and runs its plan from then on (``fetch``). Planning was about half of the statements'
+time: the daily page's eight cost 2.2 ms a request as plain statements, 1.2 ms prepared
+(bench machine of 2026-12-02). So that one statement serves every length of list, a list is
+one array parameter there (``= ANY(%s)``); on SQLite it is ``IN (%s, …)``. Reads that do
+not depend on each other (a page's papers' organizations, summaries, topics, deep dives…)
+are ``Read``s run together (``run``): on PostgreSQL their statements go out in one round
+trip (a pipeline), 0.5 ms less for the daily page's five.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 
+import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import Field, Model
 
 
@@ -33,9 +43,16 @@ def table(model: type[Model]) -> str:
     return quote(model._meta.db_table)
 
 
-def placeholders(values: Sequence) -> str:
-    """``(%s, %s, …)``, one per value; ``(NULL)`` for none (``IN (NULL)`` matches no row)."""
-    return "(" + ", ".join(["%s"] * len(values)) + ")" if values else "(NULL)"
+def one_of(values: Sequence) -> tuple[str, list]:
+    """The test that a column is one of ``values``, to write after the column, and its
+    parameters: ``= ANY(%s)`` with the values as one array on PostgreSQL (the statement is
+    the same for any number of them, so it is prepared once); elsewhere ``IN (%s, %s, …)``,
+    one placeholder per value, or ``IN (NULL)`` (no row) for none."""
+    if connection.vendor == "postgresql":
+        return "= ANY(%s)", [[adapt(v) for v in values]]
+    if not values:
+        return "IN (NULL)", []
+    return "IN (" + ", ".join(["%s"] * len(values)) + ")", list(values)
 
 
 def adapt(value):
@@ -117,7 +134,76 @@ class Columns:
         return self.model.from_db(DEFAULT_DB_ALIAS, self.names, self.values(row, start))
 
 
+class _PreparedCursor(psycopg.Cursor):
+    """A server-side binding cursor whose statements are prepared on first use (the
+    connection keeps the last ``prepared_max`` of them, 100 by default)."""
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):
+        return super().execute(query, params, prepare=prepare is not False, binary=binary)
+
+
+class _LoggedCursor(CursorDebugWrapper):
+    """Django's wrapper of a cursor whose queries are logged (``DEBUG``, tests' query
+    counts), logging a statement as it does a server-side binding cursor's: with its values
+    written in (``compose_sql``)."""
+
+    def execute(self, sql, params=None):
+        try:
+            logged = self.db.ops.compose_sql(sql, params)
+        except psycopg.DataError:
+            logged = sql
+        with self.debug_sql(logged):
+            return CursorWrapper.execute(self, sql, params)
+
+
+def _cursor():
+    """A cursor for ``fetch``, wrapped as Django wraps its own (queries logged and counted,
+    execute wrappers applied, database errors as Django's)."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        cursor = _PreparedCursor(connection.connection)
+    if connection.queries_logged:
+        return _LoggedCursor(cursor, connection)
+    return connection.make_cursor(cursor)
+
+
 def fetch(sql: str, params: Sequence = ()) -> list[tuple]:
-    with connection.cursor() as cursor:
+    """The rows of ``sql`` with ``params`` (``%s`` placeholders), on the default database."""
+    with _cursor() as cursor:
         cursor.execute(sql, [adapt(p) for p in params])
         return cursor.fetchall()
+
+
+@dataclass(frozen=True)
+class Read:
+    """A statement whose rows ``apply`` takes (it puts them on the objects in hand)."""
+
+    sql: str
+    params: Sequence
+    apply: Callable[[list[tuple]], None]
+
+
+def run(reads: Iterable[Read | None]) -> None:
+    """Each read's statement, then its ``apply`` with its rows, in order (a ``None`` is no
+    read). On PostgreSQL the statements are sent together and answered in one round trip
+    (psycopg's pipeline mode); elsewhere one after another."""
+    reads = [read for read in reads if read is not None]
+    if connection.vendor != "postgresql" or len(reads) < 2:
+        for read in reads:
+            read.apply(fetch(read.sql, read.params))
+        return
+    cursors = [_cursor() for _ in reads]
+    try:
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            for cursor, read in zip(cursors, reads, strict=True):
+                cursor.execute(read.sql, [adapt(p) for p in read.params])
+            results = [cursor.fetchall() for cursor in cursors]
+    finally:
+        for cursor in cursors:
+            cursor.close()
+    for read, rows in zip(reads, results, strict=True):
+        read.apply(rows)

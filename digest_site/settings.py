@@ -157,9 +157,11 @@ if DATABASE_URL:
     if DATABASES["default"]["ENGINE"].endswith("postgresql"):
         # An unreachable server fails a request (and /healthz) in seconds, not the driver's
         # 130 s (libpq counts whole seconds, 2 at least).
-        DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-            "connect_timeout", env_int("DB_CONNECT_TIMEOUT", 5, minimum=2)
-        )
+        options = DATABASES["default"].setdefault("OPTIONS", {})
+        options.setdefault("connect_timeout", env_int("DB_CONNECT_TIMEOUT", 5, minimum=2))
+        # Statements may be prepared (Django turns it off): only the public pages' reads ask
+        # for it (digest_site.rows.fetch); the ORM's cursors bind on the client and never do.
+        options.setdefault("prepare_threshold", 5)
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

@@ -10,13 +10,15 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.db import connection
 from django.db.models import Prefetch
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from dailies import extensions, selectors
 from dailies.models import Daily, DailyEntry
 from deepdives.models import ReferenceCode
-from digest_site.rows import Columns, adapt, fetch, placeholders, table
+from digest_site.rows import Columns, Read, adapt, fetch, one_of, run, table
 from papers.models import Organization, Paper, Score, Summary, Topic, Venue
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
@@ -172,10 +174,57 @@ def test_an_aware_datetime_parameter_compares_as_the_orm_compares_it(db):
     assert adapt(Decimal("1.5")) == Decimal("1.5") and adapt("x") == "x"
 
 
-def test_an_empty_in_list_matches_no_row(db):
-    Organization.objects.create(slug="org", label="Org", name="Org")
-    assert placeholders([]) == "(NULL)" and placeholders([1, 2]) == "(%s, %s)"
-    assert fetch(f"SELECT id FROM {table(Organization)} WHERE id IN {placeholders([])}") == []
+def _one_of_rows(values: list) -> list[tuple]:
+    test, params = one_of(values)
+    return fetch(f"SELECT id FROM {table(Organization)} WHERE id {test} ORDER BY id", params)
+
+
+def test_one_of_matches_the_values_given_and_none_for_none(db):
+    orgs = [Organization.objects.create(slug=f"o{i}", label=f"O{i}", name="O") for i in range(3)]
+    assert _one_of_rows([]) == []
+    assert _one_of_rows([orgs[2].pk, orgs[0].pk]) == [(orgs[0].pk,), (orgs[2].pk,)]
+    assert _one_of_rows([o.pk for o in orgs]) == [(o.pk,) for o in orgs]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares statements")
+def test_on_postgresql_one_statement_serves_every_length_of_list_and_is_prepared(db):
+    orgs = [Organization.objects.create(slug=f"o{i}", label=f"O{i}", name="O") for i in range(3)]
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    for count in (1, 2, 3, 1):
+        assert len(_one_of_rows([o.pk for o in orgs[:count]])) == count
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert len([s for s in prepared if "= ANY($1)" in s]) == 1, prepared
+    # The ORM's statements are bound on the client, as Django's default is: none prepared.
+    list(Organization.objects.filter(pk__in=[o.pk for o in orgs]))
+    list(Organization.objects.filter(pk__in=[o.pk for o in orgs]))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone()[0] == len(prepared)
+
+
+def test_reads_run_together_each_apply_getting_its_own_rows_in_order(db):
+    orgs = [Organization.objects.create(slug=f"o{i}", label=f"O{i}", name="O") for i in range(3)]
+    got = []
+    sql = f"SELECT label FROM {table(Organization)} WHERE id = %s"
+    with CaptureQueriesContext(connection) as queries:
+        run([Read(sql, [o.pk], got.append) for o in reversed(orgs)] + [None])
+    assert got == [[("O2",)], [("O1",)], [("O0",)]]
+    assert len(queries) == 3  # each statement is counted, as the ORM's are
+
+
+def test_a_failing_read_raises_as_django_does_and_the_connection_goes_on(db):
+    from django.db import DatabaseError, transaction
+
+    org = Organization.objects.create(slug="o", label="O", name="O")
+    sql = f"SELECT label FROM {table(Organization)} WHERE id = %s"
+    good = Read(sql, [org.pk], lambda rows: None)
+    bad = Read("SELECT no_such_column FROM nowhere", [], lambda rows: None)
+    with pytest.raises(DatabaseError), transaction.atomic():
+        run([good, bad])
+    assert fetch(sql, [org.pk]) == [("O",)]
 
 
 def test_the_index_lists_are_the_prefetches_of_index_papers(db):
