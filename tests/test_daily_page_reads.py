@@ -303,3 +303,25 @@ def test_the_paper_page_reads_what_the_reader_may_see(db, editor, reader):
         assert [_concrete(s) for s in found.score_list] == [_concrete(s) for s in scores]
         assert [s.track.slug for s in found.score_list] == [s.track.slug for s in scores]
     assert selectors.paper_page("no-such-paper", user=user) is None
+
+
+def test_a_model_with_init_listeners_is_built_through_its_init(db):
+    from django.db.models.signals import post_init
+
+    topic = Topic.objects.create(slug="kv", name_en="KV cache", name_zh="KV 缓存")
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance.slug)
+
+    post_init.connect(receiver, sender=Topic)
+    try:
+        columns = Columns(Topic, "t")
+        (row,) = fetch(f"SELECT {columns.sql} FROM {table(Topic)} t WHERE t.id = %s", [topic.pk])
+        built = columns.build(row)
+    finally:
+        post_init.disconnect(receiver, sender=Topic)
+    assert seen == ["kv"] and _concrete(built) == _concrete(topic)
+    plain = Columns(Topic, "t").build(row)  # no listener: straight into its __dict__
+    assert seen == ["kv"] and _concrete(plain) == _concrete(topic)
+    assert not plain._state.adding and plain._state.db == "default"
