@@ -219,9 +219,10 @@ def _render_times(env: dict[str, str]) -> str:
     """Server time of an uncached render, in-process (cache off), over 50 renders: the
     wall-clock median, p95 and minimum, and the median of the process's CPU time (on a
     shared machine the minimum and the CPU time say what a render costs, the median what
-    it waited). Then where the median render's time goes: the templates (Django's, of which
-    the Jinja partials), the queries' execution (statement sent to rows fetched), and the
-    rest (building and reading querysets, the view's Python, middleware)."""
+    it waited). Then where the median render's time goes: the templates (the page's, with
+    its context processors: a Django page, of which its Jinja partials, or the daily page,
+    all Jinja), the queries' execution (statement sent to rows fetched), and the rest
+    (building and reading querysets, the view's Python, middleware)."""
     code = f"""
 import time, statistics, django
 django.setup()
@@ -266,9 +267,9 @@ for path in ({DAILY!r}, {INDEX!r}):
           f"p95 {{sorted(times)[int(len(times)*0.95)]*1000:6.2f}} ms, "
           f"min {{min(times)*1000:6.2f}} ms, CPU median {{statistics.median(cpu)*1000:6.2f}} ms, "
           f"{{len(q)}} queries, {{len(r.content)}} bytes")
-    print(f"  {{'':<24}} templates {{ms['templates']:5.2f}} ms (Jinja partials "
-          f"{{ms['jinja']:5.2f}}), queries executing {{ms['sql']:5.2f}} ms, the rest "
-          f"{{total - ms['templates'] - ms['sql']:5.2f}} ms")
+    print(f"  {{'':<24}} templates {{ms['templates']:5.2f}} ms (of which Jinja partials "
+          f"placed in a Django page {{ms['jinja']:5.2f}}), queries executing "
+          f"{{ms['sql']:5.2f}} ms, the rest {{total - ms['templates'] - ms['sql']:5.2f}} ms")
 """
     return subprocess.run(
         [PYTHON, "-c", code],

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from dailies.assembly import cutoff
 from dailies.models import Daily, DailyEntry
-from digest_site.rows import Columns, fetch, one_of, table
+from digest_site.rows import Columns, Read, one_of, table
 from papers.languages import Language
 from papers.models import SCORE_MAX, SCORE_MIN, Paper, Score
 
@@ -179,11 +179,12 @@ _SCORE = Columns(
 _TITLES = Columns(Paper, "p", ["title", "short_name"])
 
 
-def daily_selection(
+def selection_read(
     daily: Daily, entries: list[DailyEntry], *, previous_date: dt.date | None
-) -> Selection:
-    """The candidates of ``daily`` with their scores (one query, by hand-written SQL:
-    ``digest_site.rows``).
+) -> Read:
+    """The read of the candidates of ``daily`` with their scores (one query, by hand-written
+    SQL: ``digest_site.rows``); once it has run (``rows.run``, with the page's other reads),
+    ``daily.selection`` is their Selection.
 
     ``previous_date`` is the date of the track's daily before it (its cut-off opens the
     window); ``entries`` the daily's entries, whose papers always count as candidates.
@@ -209,15 +210,18 @@ def daily_selection(
         sql += f" AND (s.created_at <= %s OR s.paper_id {selected})"
         params += [daily.assembled_at, *selected_params]
     sql += " ORDER BY s.paper_id, s.created_at DESC, s.id DESC"
-    latest: dict[int, Candidate] = {}
-    for row in fetch(sql, params):
-        if row[0] not in latest:
-            latest[row[0]] = Candidate(*_SCORE.values(row), *_TITLES.values(row, len(_SCORE)))
-    ranked = sorted(latest.values(), key=lambda s: (-s.total, s.paper_id))
-    return Selection(
-        scores=ranked,
-        selected_ids=set(selected_ids),
-        min_score=daily.track.min_score,
-        recorded=daily.candidates_scored,
-        shown_low=min((e.score for e in entries if e.score is not None), default=None),
-    )
+
+    def apply(rows: list[tuple]) -> None:
+        latest: dict[int, Candidate] = {}
+        for row in rows:
+            if row[0] not in latest:
+                latest[row[0]] = Candidate(*_SCORE.values(row), *_TITLES.values(row, len(_SCORE)))
+        daily.selection = Selection(
+            scores=sorted(latest.values(), key=lambda s: (-s.total, s.paper_id)),
+            selected_ids=set(selected_ids),
+            min_score=daily.track.min_score,
+            recorded=daily.candidates_scored,
+            shown_low=min((e.score for e in entries if e.score is not None), default=None),
+        )
+
+    return Read(sql, params, apply)

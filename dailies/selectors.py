@@ -4,6 +4,7 @@ costs a fixed number of queries, whatever the number of entries."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 from django.db.models import (
     Count,
@@ -140,11 +141,14 @@ def _summaries(papers: dict[int, Paper]) -> Read | None:
     )
 
 
-def daily_page_entries(daily: Daily) -> list[DailyEntry]:
+def daily_page_entries(
+    daily: Daily, *also: Callable[[list[DailyEntry]], Read | None]
+) -> list[DailyEntry]:
     """``daily_entries`` for the daily's own page: the entries in order with their papers and
     venues (one query), each paper's organizations, summaries and topics in plain lists
     (``organization_list``, ``summary_list``, ``topic_list``: a query each), and what apps
-    above us prefetch (``extensions.read_paper_prefetches``)."""
+    above us prefetch (``extensions.read_paper_prefetches``); ``also`` make the caller's
+    reads that need the entries (the daily's selection), run with those."""
     rows = fetch(
         f"SELECT {_ENTRY.sql}, {_PAPER.sql}, {_VENUE.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Paper)} p ON p.id = e.paper_id "
@@ -160,7 +164,7 @@ def daily_page_entries(daily: Daily) -> list[DailyEntry]:
         paper.venue = _VENUE.build(row, venue_at) if row[venue_at] is not None else None
         entry.daily, entry.paper = daily, paper
         entries.append(entry)
-    read_paper_lists([e.paper for e in entries])
+    read_paper_lists([e.paper for e in entries], *(read(entries) for read in also))
     return entries
 
 

@@ -3,8 +3,8 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpRequest
 from django.templatetags.static import static
-from django.urls import reverse, translate_url
-from django.utils.translation import get_language, gettext
+from django.urls import NoReverseMatch, reverse, translate_url
+from django.utils.translation import get_language, gettext, override
 
 # The theme cookie's name and values: see dailies.views.theme_set.
 THEME_COOKIE = "theme"
@@ -33,7 +33,7 @@ def site(request: HttpRequest) -> dict:
     switch = []
     alternates = {}
     for code, _name in settings.LANGUAGES:
-        path = translate_url(request.path, code)
+        path = _translated_path(request, code)
         alternates[code] = path
         url = f"{path}?{query}" if query else path
         switch.append(
@@ -60,7 +60,7 @@ def site(request: HttpRequest) -> dict:
         for mode, label in labels.items()
     ]
     x_default = alternates.get(X_DEFAULT_LANGUAGE, request.path)
-    return {
+    values = {
         "language_switch": switch,
         "LANG": current,
         "THEME": theme,
@@ -69,7 +69,25 @@ def site(request: HttpRequest) -> dict:
         "x_default_url": _absolute(_canonical_path(x_default, request)),
         "og_locale": OG_LOCALE.get(current, current),
         "og_image_url": _absolute(static("favicon.svg")),
+        "stylesheet_url": static("css/site.css"),
+        "icon_url": static("favicon.svg"),
     }
+    # The same values as one, for the frame's Jinja pieces (jinja2/site/), which get only
+    # what they are given.
+    return {**values, "site": values}
+
+
+def _translated_path(request: HttpRequest, code: str) -> str:
+    """The request's page in language ``code``: ``translate_url`` without resolving the
+    path again (the request's own match is reversed)."""
+    match = request.resolver_match
+    if match is None:
+        return translate_url(request.path, code)
+    with override(code):
+        try:
+            return reverse(match.view_name, args=match.args, kwargs=match.kwargs)
+        except NoReverseMatch:
+            return request.path
 
 
 def _canonical_path(path: str, request: HttpRequest) -> str:

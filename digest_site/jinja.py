@@ -16,16 +16,17 @@ word with a plural comes from a Python helper (``digest.paper_count``).
 
 from __future__ import annotations
 
-import jinja2
 from django.template import engines
+from django.urls import reverse
 from django.utils.timezone import template_localtime
 from django.utils.translation import get_language, gettext, ngettext
 from markupsafe import Markup, soft_str
 
+import jinja2
 from dailies.extensions import fragments as registered_fragments
 from dailies.templatetags import digest
-from digest_site.slug_urls import slug_url
-from papers.languages import pick_language
+from digest_site.slug_urls import plain_url, slug_url
+from papers.languages import localized, pick_language
 
 
 def _trusted(text: str) -> Markup:
@@ -51,6 +52,21 @@ def _format(text, /, **values):
 def _date(value) -> str:
     """``{{ value|date:"Y-m-d" }}``: a datetime in the current time zone, then its date."""
     return digest.iso_date(template_localtime(value))
+
+
+def _date_time(value) -> str:
+    """``{{ value|date:"Y-m-d H:i" }}``: a datetime in the current time zone, to the minute."""
+    return f"{template_localtime(value):%Y-%m-%d %H:%M}"
+
+
+def _url(viewname: str, *args) -> str:
+    """``{% url viewname arg … %}``."""
+    return reverse(viewname, args=args)
+
+
+def _local(obj, field: str):
+    """``obj.<field>`` in the current language, else the other (``{% local %}``)."""
+    return localized(obj, field, get_language())
 
 
 def _local_name(obj) -> str:
@@ -101,11 +117,17 @@ def environment(**options) -> jinja2.Environment:
             "full_title": digest.full_title,
             "fragments": _fragments,
             "get_language": get_language,
+            "intro_is_machine": digest.intro_is_machine,
+            "local": _local,
             "paper_count": digest.paper_count,
             "paper_links": digest.paper_links,
             "pick_language": pick_language,
+            "plain_url": plain_url,
+            "scored_candidates": digest.scored_count,
+            "selected_count": digest.selected_count,
             "plain_citation": digest.plain_citation,
             "slug_url": slug_url,
+            "url": _url,
             "venue_badge": digest.venue_badge,
             "with_takeaway": digest.with_takeaway,
         }
@@ -114,12 +136,22 @@ def environment(**options) -> jinja2.Environment:
         {
             "byline": digest.byline,
             "date": _date,
+            "date_time": _date_time,
             "format": _format,
             "local_name": _local_name,
+            "native_name": digest.native_name,
             "score": digest.score,
+            "truncate_clean": digest.truncate_clean,
         }
     )
     return env
+
+
+def page_values(request) -> dict:
+    """The context processor of the pages written in Jinja: ``_`` as the partials get it
+    (a word looked up once a render; the i18n extension's own ``_`` costs a context call
+    each time)."""
+    return {"_": _translator()}
 
 
 def render(template_name: str, values: dict) -> Markup:

@@ -135,8 +135,17 @@ TEMPLATES = [
         # The partials a page repeats down a list: <app>/jinja2/ (digest_site/jinja.py).
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         "NAME": "jinja2",
+        # The site's own pieces (the frame every page shares: jinja2/site/).
+        "DIRS": [BASE_DIR / "jinja2"],
         "APP_DIRS": True,
-        "OPTIONS": {"environment": "digest_site.jinja.environment"},
+        "OPTIONS": {
+            "environment": "digest_site.jinja.environment",
+            # For the pages written in Jinja (the daily page): their frame's values.
+            "context_processors": [
+                "digest_site.context_processors.site",
+                "digest_site.jinja.page_values",
+            ],
+        },
     },
 ]
 
@@ -161,7 +170,8 @@ if DATABASE_URL:
         options.setdefault("connect_timeout", env_int("DB_CONNECT_TIMEOUT", 5, minimum=2))
         # Statements may be prepared (Django turns it off): only the public pages' reads ask
         # for it (digest_site.rows.fetch); the ORM's cursors bind on the client and never do.
-        options.setdefault("prepare_threshold", 5)
+        # DB_PREPARE=0 behind a pooler that does not keep a session per connection.
+        options.setdefault("prepare_threshold", 5 if env_bool("DB_PREPARE", True) else None)
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {

@@ -47,3 +47,17 @@ def slug_url(viewname: str, *args: str | dt.date) -> str:
         if prefix is not None:
             return f"{prefix}{text}/"
     return reverse(viewname, args=args)
+
+
+@lru_cache(maxsize=256)
+def _plain(viewname: str, language: str | None, script: str, urlconf: str) -> str:
+    return reverse(viewname, urlconf=urlconf)
+
+
+def plain_url(viewname: str) -> str:
+    """``reverse(viewname)`` for a view without arguments (the site's sections a page's
+    header and footer link), kept per language, script prefix and URLconf."""
+    urlconf = get_urlconf() or settings.ROOT_URLCONF
+    if not isinstance(urlconf, str):
+        return reverse(viewname)
+    return _plain(viewname, get_language(), get_script_prefix(), urlconf)

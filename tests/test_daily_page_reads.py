@@ -205,6 +205,24 @@ def test_on_postgresql_one_statement_serves_every_length_of_list_and_is_prepared
         assert cursor.fetchone()[0] == len(prepared)
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares statements")
+def test_with_db_prepare_off_the_statements_are_sent_plain(db):
+    org = Organization.objects.create(slug="o", label="O", name="O")
+    connection.ensure_connection()
+    raw = connection.connection
+    kept, raw.prepare_threshold = raw.prepare_threshold, None  # as DB_PREPARE=0 sets it
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("DEALLOCATE ALL")
+        for _ in range(3):
+            assert _one_of_rows([org.pk]) == [(org.pk,)]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+            assert cursor.fetchone()[0] == 0
+    finally:
+        raw.prepare_threshold = kept
+
+
 def test_reads_run_together_each_apply_getting_its_own_rows_in_order(db):
     orgs = [Organization.objects.create(slug=f"o{i}", label=f"O{i}", name="O") for i in range(3)]
     got = []

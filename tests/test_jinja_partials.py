@@ -18,16 +18,18 @@ from digest_site import jinja as partials
 from tests.factories import make_daily, make_deep_dive, make_paper
 
 MO = Path(settings.LOCALE_PATHS[0]) / "zh" / "LC_MESSAGES" / "django.mo"
+# The apps' partials and pages, and the site's frame (jinja2/site/).
 PARTIALS = sorted(
     path
-    for app in ("dailies", "deepdives")
-    for path in (Path(settings.BASE_DIR) / app / "jinja2").rglob("*.html")
+    for folder in ("dailies/jinja2", "deepdives/jinja2", "jinja2")
+    for path in (Path(settings.BASE_DIR) / folder).rglob("*.html")
 )
 
 
 def test_the_partials_are_found():
     names = {path.name for path in PARTIALS}
     assert {"_entries.html", "_paper_actions.html", "_index_items.html"} <= names
+    assert {"daily.html", "base.html", "_header.html", "_footer.html"} <= names
 
 
 @pytest.mark.parametrize("path", PARTIALS, ids=lambda path: path.name)

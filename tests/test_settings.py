@@ -96,6 +96,23 @@ def test_it_switches_to_postgres_and_redis_from_urls():
     ]
 
 
+@pytest.mark.parametrize(("value", "threshold"), [(None, "5"), ("1", "5"), ("0", "None")])
+def test_postgres_statements_are_prepared_unless_db_prepare_says_not(value, threshold):
+    environ = {"DATABASE_URL": "postgres://u@db.internal:5432/digest"}
+    if value is not None:
+        environ["DB_PREPARE"] = value
+    result = _manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings as s; "
+        "print(s.DATABASES['default']['OPTIONS']['prepare_threshold'])",
+        **environ,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [threshold]
+
+
 PRODUCTION = {
     "DJANGO_ENV": "production",
     "SECRET_KEY": SECRET,

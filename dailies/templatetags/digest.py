@@ -128,6 +128,18 @@ def paper_count(count: int) -> str:
     return ngettext("%(counter)s paper", "%(counter)s papers", count) % {"counter": count}
 
 
+def scored_count(count: int) -> str:
+    """A daily's candidates: "Scored 40 candidates"."""
+    return ngettext("Scored %(counter)s candidate", "Scored %(counter)s candidates", count) % {
+        "counter": count
+    }
+
+
+def selected_count(count: int) -> str:
+    """A daily's entries: "10 selected"."""
+    return ngettext("%(counter)s selected", "%(counter)s selected", count) % {"counter": count}
+
+
 @register.filter
 def score(value: Decimal | None) -> str:
     return "—" if value is None else f"{value:.2f}"
