@@ -295,8 +295,16 @@ def _index_page_by_key(number: int) -> str:
 
 
 def pages_of(track: Track, query: str) -> dict[str, str]:
-    """The pages to measure on ``track``'s content, by label (a few queries)."""
-    daily = Daily.objects.published().filter(track=track).order_by("-date").first()
+    """The pages to measure on ``track``'s content, by label (a few queries). The daily is
+    the newest of the track's fullest dailies: a year's hold ten entries each, as the demo's
+    10-28 does (its newest, 10-29, holds three)."""
+    daily = (
+        Daily.objects.published()
+        .filter(track=track)
+        .annotate(entry_count=Count("entries"))
+        .order_by("-entry_count", "-date")
+        .first()
+    )
     archive = Daily.objects.published().filter(track=track).count()
     published = DailyEntry.objects.published().values("paper_id").distinct().count()
     entry = DailyEntry.objects.filter(daily=daily, is_lead=True).select_related("paper").get()
