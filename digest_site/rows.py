@@ -30,9 +30,12 @@ from functools import cached_property
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.postgresql.base import TIMESTAMPTZ_OID
+from django.db.backends.postgresql.psycopg_any import register_tzloader
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models import Field, Model, signals
 from django.db.models.base import ModelState
+from psycopg.pq import Format
 
 
 def quote(name: str) -> str:
@@ -187,6 +190,10 @@ def _cursor():
     connection.validate_thread_sharing()
     with connection.wrap_database_errors:
         cursor = _PreparedCursor(connection.connection)
+    # As Django's create_cursor: timestamps are read in the connection's time zone.
+    loader = connection.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
+    if connection.timezone != loader.timezone:
+        register_tzloader(connection.timezone, cursor)
     if connection.queries_logged:
         return _LoggedCursor(cursor, connection)
     return connection.make_cursor(cursor)
