@@ -80,7 +80,8 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
             "following": following,
             "preview": not daily.is_published,
         },
-        # Written in Jinja, frame and all (jinja2/site/base.html): the page readers load most.
+        # Written in Jinja, frame and all (digest_site/jinja2/site/base.html): the page
+        # readers load most.
         using="jinja2",
     )
 

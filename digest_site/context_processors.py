@@ -72,8 +72,8 @@ def site(request: HttpRequest) -> dict:
         "stylesheet_url": static("css/site.css"),
         "icon_url": static("favicon.svg"),
     }
-    # The same values as one, for the frame's Jinja pieces (jinja2/site/), which get only
-    # what they are given.
+    # The same values as one, for the frame's Jinja pieces (digest_site/jinja2/site/), which
+    # get only what they are given.
     return {**values, "site": values}
 
 

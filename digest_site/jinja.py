@@ -16,13 +16,13 @@ word with a plural comes from a Python helper (``digest.paper_count``).
 
 from __future__ import annotations
 
+import jinja2
 from django.template import engines
 from django.urls import reverse
 from django.utils.timezone import template_localtime
 from django.utils.translation import get_language, gettext, ngettext
 from markupsafe import Markup, soft_str
 
-import jinja2
 from dailies.extensions import fragments as registered_fragments
 from dailies.templatetags import digest
 from digest_site.slug_urls import plain_url, slug_url

@@ -135,8 +135,8 @@ TEMPLATES = [
         # The partials a page repeats down a list: <app>/jinja2/ (digest_site/jinja.py).
         "BACKEND": "django.template.backends.jinja2.Jinja2",
         "NAME": "jinja2",
-        # The site's own pieces (the frame every page shares: jinja2/site/).
-        "DIRS": [BASE_DIR / "jinja2"],
+        # The site's own pieces (the frame every page shares: digest_site/jinja2/site/).
+        "DIRS": [BASE_DIR / "digest_site" / "jinja2"],
         "APP_DIRS": True,
         "OPTIONS": {
             "environment": "digest_site.jinja.environment",

@@ -18,10 +18,10 @@ from digest_site import jinja as partials
 from tests.factories import make_daily, make_deep_dive, make_paper
 
 MO = Path(settings.LOCALE_PATHS[0]) / "zh" / "LC_MESSAGES" / "django.mo"
-# The apps' partials and pages, and the site's frame (jinja2/site/).
+# The apps' partials and pages, and the site's frame (digest_site/jinja2/site/).
 PARTIALS = sorted(
     path
-    for folder in ("dailies/jinja2", "deepdives/jinja2", "jinja2")
+    for folder in ("dailies/jinja2", "deepdives/jinja2", "digest_site/jinja2")
     for path in (Path(settings.BASE_DIR) / folder).rglob("*.html")
 )
 

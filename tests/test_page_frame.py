@@ -1,6 +1,6 @@
-"""The frame every page shares (jinja2/site/): the daily page, written in Jinja, and the pages
-written as Django templates (templates/base.html) print the same head links, header and
-footer, from the same pieces."""
+"""The frame every page shares (digest_site/jinja2/site/): the daily page, written in Jinja,
+and the pages written as Django templates (templates/base.html) print the same head links,
+header and footer, from the same pieces."""
 
 from __future__ import annotations
 

@@ -62,7 +62,6 @@ def safe_url(value: str | None) -> str:
     return _safe_url(value)
 
 
-@register.filter
 def native_name(code: str) -> str:
     return NATIVE_NAMES.get(code, code)
 
@@ -209,7 +208,6 @@ def entry_heading(paper: Paper, summary: Summary | None) -> str:
     return f"{paper.display_name}{colon}{summary.headline}"
 
 
-@register.filter
 def intro_is_machine(daily, language: str) -> bool:
     """The daily's intro in ``language`` is a machine draft (pages say so)."""
     return getattr(daily, f"intro_{language}_provenance", "") == Summary.Provenance.MACHINE
