@@ -123,7 +123,7 @@ def environment(**options) -> jinja2.Environment:
             "paper_links": digest.paper_links,
             "pick_language": pick_language,
             "plain_url": plain_url,
-            "scored_candidates": digest.scored_count,
+            "scored_candidates": digest.scored_candidates,
             "selected_count": digest.selected_count,
             "plain_citation": digest.plain_citation,
             "slug_url": slug_url,

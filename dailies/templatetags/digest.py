@@ -127,7 +127,7 @@ def paper_count(count: int) -> str:
     return ngettext("%(counter)s paper", "%(counter)s papers", count) % {"counter": count}
 
 
-def scored_count(count: int) -> str:
+def scored_candidates(count: int) -> str:
     """A daily's candidates: "Scored 40 candidates"."""
     return ngettext("Scored %(counter)s candidate", "Scored %(counter)s candidates", count) % {
         "counter": count
