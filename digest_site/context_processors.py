@@ -72,9 +72,9 @@ def site(request: HttpRequest) -> dict:
         "stylesheet_url": static("css/site.css"),
         "icon_url": static("favicon.svg"),
     }
-    # The same values as one, for the frame's Jinja pieces (digest_site/jinja2/site/), which
-    # get only what they are given.
-    return {**values, "site": values}
+    # As one value for the frame's Jinja pieces (digest_site/jinja2/site/), which get only
+    # what they are given; the pages' own templates read the language.
+    return {"LANG": current, "site": values}
 
 
 def _translated_path(request: HttpRequest, code: str) -> str:

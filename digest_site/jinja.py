@@ -26,7 +26,7 @@ from markupsafe import Markup, soft_str
 from dailies.extensions import fragments as registered_fragments
 from dailies.templatetags import digest
 from digest_site.slug_urls import plain_url, slug_url
-from papers.languages import localized, pick_language
+from papers.languages import pick_language
 
 
 def _trusted(text: str) -> Markup:
@@ -62,11 +62,6 @@ def _date_time(value) -> str:
 def _url(viewname: str, *args) -> str:
     """``{% url viewname arg … %}``."""
     return reverse(viewname, args=args)
-
-
-def _local(obj, field: str):
-    """``obj.<field>`` in the current language, else the other (``{% local %}``)."""
-    return localized(obj, field, get_language())
 
 
 def _local_name(obj) -> str:
@@ -118,7 +113,7 @@ def environment(**options) -> jinja2.Environment:
             "fragments": _fragments,
             "get_language": get_language,
             "intro_is_machine": digest.intro_is_machine,
-            "local": _local,
+            "local": digest.local,
             "paper_count": digest.paper_count,
             "paper_links": digest.paper_links,
             "pick_language": pick_language,
