@@ -23,8 +23,10 @@ BREAKS = ("。", "；", "，", ". ", "; ", ", ", " ")
 def spans(text: str, hl: Highlighter) -> list[tuple[int, int]]:
     """Where ``text`` holds a matched word: sorted, non-overlapping (start, end) pairs."""
     found: list[tuple[int, int]] = []
+    matches = hl.matches_word
     for run in RUN_RE.finditer(text):
-        if run.group("word") and hl.matches_word(run.group()):
+        word = run["word"]
+        if word and matches(word):
             found.append(run.span())
     for word in hl.han_words:
         at = text.find(word)

@@ -27,7 +27,7 @@ from papers.models import Paper
 from search import backends
 from search.backends import MAX_RESULTS, Filters, Hit, Match
 from search.backends.base import appearances, tagged_paper_ids
-from search.text import QueryTerm, latin_tokens, parse_query, tokens
+from search.text import QueryTerm, parse_query, tokens, word_terms
 
 P = TypeVar("P", bound=Paper)
 
@@ -122,9 +122,7 @@ class Highlighter:
         """Whether a Latin-script word of a text, or one of its camel-case parts, matched."""
         matched = self._words.get(word)
         if matched is None:
-            matched = self._words[word] = any(
-                self.matches_latin(t.term) for t in latin_tokens(word, parts=True)
-            )
+            matched = self._words[word] = any(map(self.matches_latin, word_terms(word)))
         return matched
 
 

@@ -145,6 +145,14 @@ def latin_tokens(word: str, start: int = 0, *, parts: bool = True) -> Iterator[T
                     yield Token(stem(low), low, start, start + len(word))
 
 
+@functools.lru_cache(maxsize=200_000)
+def word_terms(word: str) -> tuple[str, ...]:
+    """The terms of one Latin-script word of a text, its camel-case parts' included
+    (``latin_tokens``), worked out once per process: the highlighter asks for every word of
+    every result on a page, and the pages of one corpus repeat its words."""
+    return tuple(token.term for token in latin_tokens(word, parts=True))
+
+
 def _han_tokens(run: str, start: int, *, mode: str) -> Iterator[Token]:
     for word, a, b in _segmenter().tokenize(run, mode=mode):
         word = word.strip()

@@ -88,17 +88,22 @@ def test_it_cuts_an_excerpt_around_the_first_match():
 
 
 def test_a_highlighter_works_each_distinct_word_out_once_and_marks_as_before(monkeypatch):
-    """A page of results repeats its words; each distinct one is folded, stemmed and split
-    once per highlighter, with the same marks as working each occurrence out."""
-    import search.service
+    """A page of results repeats its words, and pages repeat the corpus's: each distinct
+    word is folded, stemmed and split once per process (``word_terms``), with the same marks
+    as working each occurrence out."""
+    import search.text
 
     calls = []
-    real = search.service.latin_tokens
+    real = search.text.latin_tokens
     monkeypatch.setattr(
-        search.service, "latin_tokens", lambda word, **kw: calls.append(word) or real(word, **kw)
+        search.text,
+        "latin_tokens",
+        lambda word, *a, **kw: calls.append(word) or real(word, *a, **kw),
     )
-    hl = _hl("caching KVCache")
+    search.text.word_terms.cache_clear()
     text = "Caching the KVCache: caching again, the cache and KV caches. " * 20
+    hl, again = _hl("caching KVCache"), _hl("again")
+    calls.clear()  # the queries' own words
     marked = highlight(text, hl)
     assert sorted(calls) == sorted(
         {"Caching", "the", "KVCache", "caching", "again", "cache", "and", "KV", "caches"}
@@ -108,3 +113,9 @@ def test_a_highlighter_works_each_distinct_word_out_once_and_marks_as_before(mon
         "<mark>cache</mark> and KV <mark>caches</mark>. "
     )
     assert marked == sentence * 20
+    # Another query on the same words works none of them out again, and marks its own.
+    calls.clear()
+    assert highlight(text, again) == (
+        "Caching the KVCache: caching <mark>again</mark>, the cache and KV caches. " * 20
+    )
+    assert calls == []
