@@ -85,6 +85,17 @@ def test_a_value_the_partial_does_not_receive_is_an_error(debug, settings):
     assert engines["jinja2"].env.undefined is jinja2.StrictUndefined
 
 
+def test_templates_read_the_globals_as_one_dict_the_templates_own_on_top():
+    """Each render and include copies a template's globals: a plain dict, not Jinja's
+    ChainMap over the environment's, and a template's own globals still come first."""
+    env = partials.environment(loader=jinja2.DictLoader({"t.html": "{{ plain_url }}|{{ x }}"}))
+    template = env.get_template("t.html", globals={"x": "own", "plain_url": "mine"})
+    assert type(template.globals) is dict
+    assert template.globals["slug_url"] is env.globals["slug_url"]
+    assert template.render() == "mine|own"
+    assert env.from_string("{{ x|default('none') }}").render() == "none"  # not leaked
+
+
 @pytest.fixture
 def daily_with_a_dive(db):
     papers = [make_paper(f"p{i}", topics=("kv-cache",)) for i in range(3)]
