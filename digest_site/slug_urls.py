@@ -49,15 +49,19 @@ def slug_url(viewname: str, *args: str | dt.date) -> str:
     return reverse(viewname, args=args)
 
 
-@lru_cache(maxsize=256)
-def _plain(viewname: str, language: str | None, script: str, urlconf: str) -> str:
-    return reverse(viewname, urlconf=urlconf)
+@lru_cache(maxsize=1024)
+def _plain(
+    viewname: str, args: tuple[str, ...], language: str | None, script: str, urlconf: str
+) -> str:
+    return reverse(viewname, args=args, urlconf=urlconf)
 
 
-def plain_url(viewname: str) -> str:
-    """``reverse(viewname)`` for a view without arguments (the site's sections a page's
-    header and footer link), kept per language, script prefix and URLconf."""
+def plain_url(viewname: str, *args: str) -> str:
+    """``reverse(viewname, args=args)`` for a view without arguments (the site's sections a
+    page's header and footer link) or with a few that recur on every page (a track's slug:
+    its feeds), kept per arguments, language, script prefix and URLconf. An argument the
+    ``<slug:>`` converter does not take goes through ``reverse()``, which refuses it."""
     urlconf = get_urlconf() or settings.ROOT_URLCONF
-    if not isinstance(urlconf, str):
-        return reverse(viewname)
-    return _plain(viewname, get_language(), get_script_prefix(), urlconf)
+    if not isinstance(urlconf, str) or not all(map(_PLAIN.fullmatch, args)):
+        return reverse(viewname, args=args)
+    return _plain(viewname, args, get_language(), get_script_prefix(), urlconf)
