@@ -10,6 +10,7 @@ print links through :func:`safe_url` as a second guard.
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
@@ -76,5 +77,11 @@ def safe_url(value: str | None) -> str:
     """``value`` stripped when it is a public http(s) URL, else "" (for printing an href)."""
     if not value:
         return ""
-    value = str(value)
+    return _safe_url(str(value))
+
+
+@lru_cache(maxsize=4096)
+def _safe_url(value: str) -> str:
+    # Kept per string: pages print the same stored links on every render (an index page
+    # some ninety, each checked character by character).
     return value.strip() if not url_problem(value) else ""

@@ -273,13 +273,17 @@ def _year(paper: Paper) -> str:
     return ""
 
 
+_BIB_ESCAPES = str.maketrans({ch: "\\" + ch for ch in "{}&%$#_"})
+
+
 def _bib_escape(text: str) -> str:
-    return "".join("\\" + ch if ch in "{}&%$#_" else ch for ch in text)
+    return text.translate(_BIB_ESCAPES)
 
 
 @register.simple_tag
-def bibtex(paper: Paper) -> str:
-    """A BibTeX entry: @article for arXiv preprints, @inproceedings at a venue, else @misc."""
+def bibtex(paper: Paper, links: list[dict] | None = None) -> str:
+    """A BibTeX entry: @article for arXiv preprints, @inproceedings at a venue, else @misc.
+    ``links``: the paper's ``paper_links``, when the caller has them already."""
     year = _year(paper)
     key = "".join(ch for ch in (paper.short_name or paper.slug) if ch.isalnum()).lower()
     key = f"{key}{year}" or paper.slug
@@ -298,9 +302,11 @@ def bibtex(paper: Paper) -> str:
             fields.append(("primaryClass", paper.primary_category))
     if paper.doi:
         fields.append(("doi", _bib_escape(paper.doi)))
-    links = {link["kind"]: link["url"] for link in paper_links(paper)}
-    if links.get("abs"):
-        fields.append(("url", links["abs"]))
+    if links is None:
+        links = paper_links(paper)
+    urls = {link["kind"]: link["url"] for link in links}
+    if urls.get("abs"):
+        fields.append(("url", urls["abs"]))
     if kind == "misc" and paper.kind != Paper.Kind.PAPER:
         fields.append(("howpublished", _bib_escape(paper.get_kind_display())))
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
