@@ -183,20 +183,23 @@ class _LoggedCursor(CursorDebugWrapper):
 def _cursor():
     """A cursor for ``fetch``, wrapped as Django wraps its own (queries logged and counted,
     execute wrappers applied, database errors as Django's)."""
-    if connection.vendor != "postgresql":
-        return connection.cursor()
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    with connection.wrap_database_errors:
-        cursor = _PreparedCursor(connection.connection)
+    # The connection itself: each attribute of its proxy (``connection``) looks it up in a
+    # context-local store, some ten times a cursor.
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql":
+        return db.cursor()
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    with db.wrap_database_errors:
+        cursor = _PreparedCursor(db.connection)
     # As Django's create_cursor: timestamps are read in the connection's time zone.
-    loader = connection.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
-    if connection.timezone != loader.timezone:
-        register_tzloader(connection.timezone, cursor)
-    if connection.queries_logged:
-        return _LoggedCursor(cursor, connection)
-    return connection.make_cursor(cursor)
+    loader = db.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
+    if db.timezone != loader.timezone:
+        register_tzloader(db.timezone, cursor)
+    if db.queries_logged:
+        return _LoggedCursor(cursor, db)
+    return db.make_cursor(cursor)
 
 
 def fetch(sql: str, params: Sequence = ()) -> list[tuple]:
@@ -220,13 +223,14 @@ def run(reads: Iterable[Read | None]) -> None:
     read). On PostgreSQL the statements are sent together and answered in one round trip
     (psycopg's pipeline mode); elsewhere one after another."""
     reads = [read for read in reads if read is not None]
-    if connection.vendor != "postgresql" or len(reads) < 2:
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql" or len(reads) < 2:
         for read in reads:
             read.apply(fetch(read.sql, read.params))
         return
     cursors = [_cursor() for _ in reads]
     try:
-        with connection.wrap_database_errors, connection.connection.pipeline():
+        with db.wrap_database_errors, db.connection.pipeline():
             for cursor, read in zip(cursors, reads, strict=True):
                 cursor.execute(read.sql, [adapt(p) for p in read.params])
             results = [cursor.fetchall() for cursor in cursors]
