@@ -13,7 +13,8 @@ daily page, home, track archive (first and last page), index (first, middle and 
 as its pager links them), paper page, topic page and search — render time through Django's
 test client with the page cache off, and the number of queries of each page. It prints each
 page's ratio to its demo figure (target ≤ ``TARGET_RATIO``) and whether its query count stayed
-the same.
+the same (fewer is fine: the paper page's related papers need a second ranked read only when
+the newest matches do not fill the list, as on the demo).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/year.py
 
@@ -374,14 +375,16 @@ def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
     for label, d in demo.items():
         y = year[label]
         ratio = y["median"] / d["median"]
-        same = d["queries"] == y["queries"]
-        good = ratio <= TARGET_RATIO and same
+        # A page may make fewer queries at the year's scale, never more: the related papers'
+        # search (the paper page) ranks the rest of its matches only when the pool of the
+        # newest ones did not fill its list, as the demo's sixteen papers never do.
+        grew = y["queries"] > d["queries"]
+        good = ratio <= TARGET_RATIO and not grew
         ok &= good
         verdict = (
-            "ok"
-            if good
-            else ("SLOW" if ratio > TARGET_RATIO else "")
-            + ("" if same else " QUERIES GREW" if y["queries"] > d["queries"] else " QUERIES FELL")
+            ("SLOW" if ratio > TARGET_RATIO else "ok")
+            + (" QUERIES GREW" if grew else "")
+            + (" (fewer queries)" if y["queries"] < d["queries"] else "")
         )
         print(
             f"{label:22s} {d['median']:8.2f} {y['median']:8.2f} {y['p95']:8.2f} {ratio:5.2f}×"
@@ -463,8 +466,8 @@ def main() -> int:
     if os.environ.get("BENCH_REUSE_DB"):
         with override_settings(PAGE_CACHE_ENABLED=False):
             ok = report(*measure_kept(name))
-        print(f"\nwhole run {time.perf_counter() - began:.0f} s; target ≤ {TARGET_RATIO}× and the")
-        print(f"same queries per page: {'met' if ok else 'NOT met'}")
+        print(f"\nwhole run {time.perf_counter() - began:.0f} s; target ≤ {TARGET_RATIO}× and no")
+        print(f"more queries per page: {'met' if ok else 'NOT met'}")
         return 0
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
@@ -483,8 +486,8 @@ def main() -> int:
             index_for_search()
             year = measure_all(pages_of(Track.objects.get(slug="year0"), "cache"))
             ok = report(demo, year)
-        print(f"\nwhole run {time.perf_counter() - began:.0f} s; target ≤ {TARGET_RATIO}× and the")
-        print(f"same queries per page: {'met' if ok else 'NOT met'}")
+        print(f"\nwhole run {time.perf_counter() - began:.0f} s; target ≤ {TARGET_RATIO}× and no")
+        print(f"more queries per page: {'met' if ok else 'NOT met'}")
     finally:
         if os.environ.get("BENCH_KEEP_DB"):
             print(f"kept the scratch database {connection.settings_dict['NAME']}")
