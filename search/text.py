@@ -145,7 +145,12 @@ def latin_tokens(word: str, start: int = 0, *, parts: bool = True) -> Iterator[T
                     yield Token(stem(low), low, start, start + len(word))
 
 
-@functools.lru_cache(maxsize=200_000)
+# Words whose terms are kept (a few hundred bytes each): a page's words are mostly the
+# corpus's common ones.
+WORD_TERMS_KEPT = 50_000
+
+
+@functools.lru_cache(maxsize=WORD_TERMS_KEPT)
 def word_terms(word: str) -> tuple[str, ...]:
     """The terms of one Latin-script word of a text, its camel-case parts' included
     (``latin_tokens``), worked out once per process: the highlighter asks for every word of
