@@ -4,7 +4,7 @@ costs a fixed number of queries, whatever the number of entries."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.db.models import (
     Count,
@@ -20,7 +20,7 @@ from django.db.models import (
 from dailies.extensions import paper_prefetches, read_paper_prefetches
 from dailies.models import Daily, DailyEntry, DailyStatus, published_q
 from digest_site.content import kept_per_version
-from digest_site.rows import Columns, Read, convert, fetch, one_of, quote, table
+from digest_site.rows import Columns, Read, convert, fetch, one_of, quote, run, table
 from digest_site.visibility import PUBLIC, Reader, may_preview
 from papers.models import Organization, Paper, Score, Summary, Topic, Track, Venue
 
@@ -305,35 +305,119 @@ def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]
     return [(t, by_track[t.pk]) for t in tracks if by_track[t.pk]]
 
 
-# What a daily card and a home entry print of a paper and its summaries (its heading, and
-# the takeaway): the home page lists some 80 papers at a year's scale, whose abstracts,
-# author lists and summary checks it does not print. Tests pin those pages' query counts as
-# the lists grow, so a template that prints another field (a query per paper) fails them.
-_HEADING_FIELDS = ("paper__slug", "paper__title", "paper__short_name")
-_SUMMARY_FIELDS = ("paper_id", "language", "headline", "body", "takeaway")
+# What a daily card and a home entry print of an entry, its paper and its summaries (the
+# heading, and the takeaway): the home page lists some 80 papers at a year's scale, whose
+# abstracts, author lists and summary checks it does not print; the other fields stay
+# deferred (reading one is a query). Tests pin those pages' query counts as the lists grow,
+# so a template that prints another field fails them.
+_BRIEF_ENTRY = Columns(DailyEntry, "e", ["id", "daily", "position", "is_lead", "score", "paper"])
+_HEADING = Columns(Paper, "p", ["id", "slug", "title", "short_name"])
+_BRIEF_SUMMARY = Columns(Summary, "s", ["id", "paper", "language", "headline", "body", "takeaway"])
 
 
-def _summary_list(prefix: str) -> Prefetch:
-    # A plain list (``paper.summary_list``), not a queryset made for each paper.
-    queryset = Summary.objects.only(*_SUMMARY_FIELDS)
-    return Prefetch(f"{prefix}summaries", queryset=queryset, to_attr="summary_list")
+def _brief_entries(
+    daily_ids: list[int], papers: dict[int, Paper], into, *, leads_only: bool
+) -> Read | None:
+    """The read of the entries of ``daily_ids`` in order (only their leads with
+    ``leads_only``), each with its paper's heading: ``into(entry)`` takes each; a paper read
+    twice (a lead of the newest daily) is one instance, kept in ``papers`` by id."""
+    if not daily_ids:
+        return None
+    ids, params = one_of(daily_ids)
 
+    def apply(rows: list[tuple]) -> None:
+        for row in rows:
+            entry = _BRIEF_ENTRY.build(row)
+            paper = papers.get(entry.paper_id)
+            if paper is None:
+                paper = papers[entry.paper_id] = _HEADING.build(row, len(_BRIEF_ENTRY))
+                paper.summary_list, paper.organization_list = [], []
+            entry.paper = paper
+            into(entry)
 
-def lead_entries(dailies: list[Daily]) -> dict[int, DailyEntry]:
-    """The lead entry of each daily, with its paper's heading and its summaries
-    (``paper.summary_list``): 2 queries."""
-    entries = (
-        DailyEntry.objects.filter(daily__in=dailies, is_lead=True)
-        .select_related("paper")
-        .only("daily_id", "paper_id", *_HEADING_FIELDS)
-        .prefetch_related(_summary_list("paper__"))
+    return Read(
+        f"SELECT {_BRIEF_ENTRY.sql}, {_HEADING.sql} FROM {table(DailyEntry)} e "
+        f"JOIN {table(Paper)} p ON p.id = e.paper_id WHERE e.daily_id {ids}"
+        f"{' AND e.is_lead' if leads_only else ''} ORDER BY e.daily_id, e.position, e.id",
+        params,
+        apply,
     )
-    return {e.daily_id: e for e in entries}
 
 
-def entry_counts(dailies: list[Daily]) -> dict[int, int]:
-    rows = DailyEntry.objects.filter(daily__in=dailies).values("daily_id").annotate(n=Count("pk"))
-    return {row["daily_id"]: row["n"] for row in rows}
+def _entry_counts(daily_ids: list[int], counts: dict[int, int]) -> Read | None:
+    if not daily_ids:
+        return None
+    ids, params = one_of(daily_ids)
+
+    def apply(rows: list[tuple]) -> None:
+        counts.update((daily_id, n) for daily_id, n in rows)
+
+    return Read(
+        f"SELECT e.daily_id, COUNT(*) FROM {table(DailyEntry)} e WHERE e.daily_id {ids} "
+        "GROUP BY e.daily_id",
+        params,
+        apply,
+    )
+
+
+def _brief_summaries(papers: dict[int, Paper]) -> Read | None:
+    """The read of each of ``papers``' summaries, their heading fields, into ``summary_list``."""
+    if not papers:
+        return None
+    ids, params = one_of(list(papers))
+
+    def apply(rows: list[tuple]) -> None:
+        for row in rows:
+            summary = _BRIEF_SUMMARY.build(row)
+            papers[summary.paper_id].summary_list.append(summary)
+
+    return Read(
+        f"SELECT {_BRIEF_SUMMARY.sql} FROM {table(Summary)} s "
+        f"WHERE s.paper_id {ids} ORDER BY s.paper_id, s.language, s.id",
+        params,
+        apply,
+    )
+
+
+def daily_cards(
+    dailies: list[Daily], *, with_entries: Sequence[Daily] = ()
+) -> tuple[dict[int, DailyEntry], dict[int, int], dict[int, list[DailyEntry]]]:
+    """For the home page and a track's archive: the lead entry of each of ``dailies`` by
+    daily id, with its paper's heading and summaries (``paper.summary_list``); each daily's
+    entry count; and the entries of the dailies ``with_entries`` (the home page's newest of
+    each track) in order, with what the home page prints of each (the heading,
+    ``paper.organization_list``, ``paper.summary_list``), by daily id.
+
+    By hand-written SQL (``digest_site.rows``): the entries, leads and counts in one round
+    trip, then the papers' organizations and summaries in another (three queries, five with
+    ``with_entries``), however many dailies and entries; building the querysets and
+    prefetches they replace was most of the home page's time at a year's scale."""
+    papers: dict[int, Paper] = {}
+    leads: dict[int, DailyEntry] = {}
+    counts: dict[int, int] = {}
+    entries: dict[int, list[DailyEntry]] = {d.pk: [] for d in with_entries}
+    run(
+        [
+            _brief_entries(
+                list(entries), papers, lambda e: entries[e.daily_id].append(e), leads_only=False
+            ),
+            _brief_entries(
+                [d.pk for d in dailies],
+                papers,
+                lambda e: leads.setdefault(e.daily_id, e),
+                leads_only=True,
+            ),
+            _entry_counts([d.pk for d in dailies], counts),
+        ]
+    )
+    listed = {e.paper_id: papers[e.paper_id] for es in entries.values() for e in es}
+    run(
+        [
+            _linked(listed, "organizations", _ORGANIZATION, "organization_list", "label"),
+            _brief_summaries(papers),
+        ]
+    )
+    return leads, counts, entries
 
 
 def track_archive(track: Track) -> QuerySet[Daily]:
@@ -456,25 +540,3 @@ def parse_date(value: str) -> dt.date | None:
         return dt.date.fromisoformat(value)
     except ValueError:
         return None
-
-
-def entries_of_dailies(dailies: list[Daily]) -> dict[int, list[DailyEntry]]:
-    """For the home page: the entries of each of ``dailies``, in order, with what an entry
-    shows there (heading, ``paper.organization_list``, ``paper.summary_list``: 3 queries,
-    however many dailies and entries). Its five tracks' newest dailies list 50 entries at a
-    year's scale, so it reads nothing the home page does not print (topics, deep dives,
-    code), into lists rather than a queryset made for each paper and relation."""
-    entries = (
-        DailyEntry.objects.filter(daily__in=dailies)
-        .select_related("paper")
-        .only("daily_id", "position", "is_lead", "score", "paper_id", *_HEADING_FIELDS)
-        .prefetch_related(
-            Prefetch("paper__organizations", to_attr="organization_list"),
-            _summary_list("paper__"),
-        )
-        .order_by("daily_id", "position")
-    )
-    grouped: dict[int, list[DailyEntry]] = {d.pk: [] for d in dailies}
-    for entry in entries:
-        grouped[entry.daily_id].append(entry)
-    return grouped

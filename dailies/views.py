@@ -36,15 +36,17 @@ def page_or_404(request: HttpRequest, items, per_page: int | None = None):
 def home(request: HttpRequest) -> HttpResponse:
     tracks = selectors.latest_dailies_by_track()
     dailies = [d for _, ds in tracks for d in ds]
-    latest = [ds[0] for _, ds in tracks]
+    leads, counts, latest_entries = selectors.daily_cards(
+        dailies, with_entries=[ds[0] for _, ds in tracks]
+    )
     return render(
         request,
         "dailies/home.html",
         {
             "tracks": tracks,
-            "leads": selectors.lead_entries(dailies),
-            "counts": selectors.entry_counts(dailies),
-            "latest_entries": selectors.entries_of_dailies(latest),
+            "leads": leads,
+            "counts": counts,
+            "latest_entries": latest_entries,
             "topics": selectors.published_topics(),
         },
     )
@@ -90,16 +92,11 @@ def track_archive(request: HttpRequest, track: str) -> HttpResponse:
     track_obj = get_object_or_404(Track, slug=track, is_active=True)
     page = page_or_404(request, selectors.track_archive(track_obj))
     dailies = list(page.object_list)
+    leads, counts, _entries = selectors.daily_cards(dailies)
     return render(
         request,
         "dailies/track.html",
-        {
-            "track": track_obj,
-            "page": page,
-            "dailies": dailies,
-            "leads": selectors.lead_entries(dailies),
-            "counts": selectors.entry_counts(dailies),
-        },
+        {"track": track_obj, "page": page, "dailies": dailies, "leads": leads, "counts": counts},
     )
 
 

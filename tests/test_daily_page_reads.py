@@ -343,3 +343,63 @@ def test_a_model_with_init_listeners_is_built_through_its_init(db):
     plain = Columns(Topic, "t").build(row)  # no listener: straight into its __dict__
     assert seen == ["kv"] and _concrete(plain) == _concrete(topic)
     assert not plain._state.adding and plain._state.db == "default"
+
+
+def test_the_daily_cards_are_the_orms_leads_counts_and_entries(db, django_assert_num_queries):
+    """Home and track archive (selectors.daily_cards): each daily's lead and entry count,
+    and the newest dailies' entries in order, with the heading fields and the lists the
+    ORM's querysets gave them, the other fields deferred."""
+    shared = make_paper("shared", orgs=("Zeta Lab", "Alpha Lab"))
+    other = make_paper("other", zh=None)
+    plain = make_paper("plain", en=None, zh=None, orgs=("Alpha Lab",))
+    old = make_daily(date=dt.date(2026, 10, 27), papers=[other, plain])
+    new = make_daily(date=dt.date(2026, 10, 28), papers=[shared, plain, other])
+    empty = make_daily(date=dt.date(2026, 10, 29), papers=[])
+
+    with django_assert_num_queries(5):
+        leads, counts, entries = selectors.daily_cards([new, old, empty], with_entries=[new])
+    with django_assert_num_queries(3):  # a track's archive: leads, counts, summaries
+        selectors.daily_cards([old])
+
+    orm_leads = {
+        e.daily_id: e
+        for e in DailyEntry.objects.filter(daily__in=[new, old, empty], is_lead=True)
+        .select_related("paper")
+        .prefetch_related("paper__summaries")
+    }
+    assert set(leads) == set(orm_leads) == {new.pk, old.pk}
+    for daily_id, lead in leads.items():
+        theirs = orm_leads[daily_id]
+        assert lead.pk == theirs.pk and lead.paper_id == theirs.paper_id
+        loaded, deferred = _loaded(lead.paper)
+        assert loaded == {
+            k: _concrete(theirs.paper)[k] for k in ("id", "slug", "title", "short_name")
+        }
+        assert "abstract" in deferred and "authors" in deferred
+        brief = ("id", "paper_id", "language", "headline", "body", "takeaway")
+        assert [_loaded(s)[0] for s in lead.paper.summary_list] == [
+            {k: _concrete(s)[k] for k in brief} for s in theirs.paper.summaries.all()
+        ]
+    assert counts == {new.pk: 3, old.pk: 2}  # none for a daily without entries
+    assert list(entries) == [new.pk]
+    orm_entries = list(new.entries.order_by("position").prefetch_related("paper__organizations"))
+    assert [e.pk for e in entries[new.pk]] == [e.pk for e in orm_entries]
+    for ours, theirs in zip(entries[new.pk], orm_entries, strict=True):
+        assert (ours.position, ours.is_lead, ours.score) == (
+            theirs.position,
+            theirs.is_lead,
+            theirs.score,
+        )
+        assert [_concrete(o) for o in ours.paper.organization_list] == [
+            _concrete(o) for o in theirs.paper.organizations.all()
+        ]
+        assert [s.language for s in ours.paper.summary_list] == [
+            s.language for s in theirs.paper.summaries.all()
+        ]
+    # The lead of the newest daily is one paper, whether read as a lead or as an entry.
+    assert leads[new.pk].paper is entries[new.pk][0].paper
+    assert [o.label for o in entries[new.pk][0].paper.organization_list] == [
+        "Alpha Lab",
+        "Zeta Lab",
+    ]
+    assert selectors.daily_cards([]) == ({}, {}, {})
