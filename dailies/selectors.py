@@ -122,19 +122,20 @@ def _linked(
     )
 
 
-def _summaries(papers: dict[int, Paper]) -> Read | None:
-    """The read of each of ``papers``' summaries into its ``summary_list``."""
+def _summaries(papers: dict[int, Paper], columns: Columns = _SUMMARY) -> Read | None:
+    """The read of each of ``papers``' summaries (their ``columns``: all, or only what a
+    page prints, the rest deferred) into its ``summary_list``."""
     if not papers:
         return None
     ids, ids_params = one_of(list(papers))
 
     def apply(rows: list[tuple]) -> None:
         for row in rows:
-            summary = _SUMMARY.build(row)
+            summary = columns.build(row)
             papers[summary.paper_id].summary_list.append(summary)
 
     return Read(
-        f"SELECT {_SUMMARY.sql} FROM {table(Summary)} s "
+        f"SELECT {columns.sql} FROM {table(Summary)} s "
         f"WHERE s.paper_id {ids} ORDER BY s.language, s.id",
         ids_params,
         apply,
@@ -360,25 +361,6 @@ def _entry_counts(daily_ids: list[int], counts: dict[int, int]) -> Read | None:
     )
 
 
-def _brief_summaries(papers: dict[int, Paper]) -> Read | None:
-    """The read of each of ``papers``' summaries, their heading fields, into ``summary_list``."""
-    if not papers:
-        return None
-    ids, params = one_of(list(papers))
-
-    def apply(rows: list[tuple]) -> None:
-        for row in rows:
-            summary = _BRIEF_SUMMARY.build(row)
-            papers[summary.paper_id].summary_list.append(summary)
-
-    return Read(
-        f"SELECT {_BRIEF_SUMMARY.sql} FROM {table(Summary)} s "
-        f"WHERE s.paper_id {ids} ORDER BY s.paper_id, s.language, s.id",
-        params,
-        apply,
-    )
-
-
 def daily_cards(
     dailies: list[Daily], *, with_entries: Sequence[Daily] = ()
 ) -> tuple[dict[int, DailyEntry], dict[int, int], dict[int, list[DailyEntry]]]:
@@ -414,7 +396,7 @@ def daily_cards(
     run(
         [
             _linked(listed, "organizations", _ORGANIZATION, "organization_list", "label"),
-            _brief_summaries(papers),
+            _summaries(papers, _BRIEF_SUMMARY),
         ]
     )
     return leads, counts, entries
