@@ -59,7 +59,9 @@ def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
     if did_you_mean:
         results = search("", language=language)
     page = page_or_404(request, results)
-    pairs = ordered_papers(page.object_list, selectors.index_papers().prefetch_related(None))
+    # The hits' papers as readers may see them (the visibility guard), with their venues:
+    # the index's latest-appearance join is for its order, which the ranking gives here.
+    pairs = ordered_papers(page.object_list, selectors.published_papers().select_related("venue"))
     papers = [paper for paper, _ in pairs]
     selectors.read_index_lists(papers)
     return render(
