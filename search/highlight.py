@@ -12,7 +12,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from search.service import Highlighter
-from search.text import RUN_RE
+from search.text import WORD_RE
 
 EXCERPT_CHARS = 180
 # How much text to keep before the first match, so it is read in context.
@@ -23,10 +23,15 @@ BREAKS = ("。", "；", "，", ". ", "; ", ", ", " ")
 def spans(text: str, hl: Highlighter) -> list[tuple[int, int]]:
     """Where ``text`` holds a matched word: sorted, non-overlapping (start, end) pairs."""
     found: list[tuple[int, int]] = []
-    matches = hl.matches_word
-    for run in RUN_RE.finditer(text):
-        word = run["word"]
-        if word and matches(word):
+    # A results page asks this of some 8,000 words: the highlighter's answers are read here
+    # (asked only for a word it has not seen), from a regex of the words alone.
+    known, ask = hl.words_seen, hl.matches_word
+    for run in WORD_RE.finditer(text):
+        word = run.group()
+        matched = known.get(word)
+        if matched is None:
+            matched = ask(word)
+        if matched:
             found.append(run.span())
     for word in hl.han_words:
         at = text.find(word)

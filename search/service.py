@@ -105,7 +105,7 @@ class Highlighter:
     prefixes: Sequence[str] = ()
     # Each distinct word's answer, worked out once: a page of results (titles, summaries,
     # abstracts) repeats its words, and a word's terms cost a fold, a stem and a split.
-    _words: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    words_seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def han_words(self) -> list[str]:
@@ -120,9 +120,9 @@ class Highlighter:
 
     def matches_word(self, word: str) -> bool:
         """Whether a Latin-script word of a text, or one of its camel-case parts, matched."""
-        matched = self._words.get(word)
+        matched = self.words_seen.get(word)
         if matched is None:
-            matched = self._words[word] = any(map(self.matches_latin, word_terms(word)))
+            matched = self.words_seen[word] = any(map(self.matches_latin, word_terms(word)))
         return matched
 
 
