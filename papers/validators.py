@@ -77,11 +77,15 @@ def safe_url(value: str | None) -> str:
     """``value`` stripped when it is a public http(s) URL, else "" (for printing an href)."""
     if not value:
         return ""
-    return _safe_url(str(value))
-
-
-@lru_cache(maxsize=4096)
-def _safe_url(value: str) -> str:
+    value = str(value)
     # Kept per string: pages print the same stored links on every render (an index page
-    # some ninety, each checked character by character).
+    # some ninety, each checked character by character). A string longer than twice any URL
+    # we accept is refused whatever it holds, and not kept.
+    return _kept_verdict(value) if len(value) <= 2 * URL_MAX_LENGTH else _verdict(value)
+
+
+def _verdict(value: str) -> str:
     return value.strip() if not url_problem(value) else ""
+
+
+_kept_verdict = lru_cache(maxsize=4096)(_verdict)

@@ -148,16 +148,26 @@ def latin_tokens(word: str, start: int = 0, *, parts: bool = True) -> Iterator[T
 
 
 # Words whose terms are kept (a few hundred bytes each): a page's words are mostly the
-# corpus's common ones.
+# corpus's common ones. A longer word than WORD_TERMS_LONGEST is worked out each time: it
+# yields no term (MAX_TERM_CHARS) and would only fill the cache (a pasted blob, say).
 WORD_TERMS_KEPT = 50_000
+WORD_TERMS_LONGEST = 4 * MAX_TERM_CHARS
 
 
-@functools.lru_cache(maxsize=WORD_TERMS_KEPT)
 def word_terms(word: str) -> tuple[str, ...]:
     """The terms of one Latin-script word of a text, its camel-case parts' included
     (``latin_tokens``), worked out once per process: the highlighter asks for every word of
     every result on a page, and the pages of one corpus repeat its words."""
+    if len(word) > WORD_TERMS_LONGEST:
+        return _terms_of(word)
+    return _kept_terms_of(word)
+
+
+def _terms_of(word: str) -> tuple[str, ...]:
     return tuple(token.term for token in latin_tokens(word, parts=True))
+
+
+_kept_terms_of = functools.lru_cache(maxsize=WORD_TERMS_KEPT)(_terms_of)
 
 
 def _han_tokens(run: str, start: int, *, mode: str) -> Iterator[Token]:

@@ -100,7 +100,7 @@ def test_a_highlighter_works_each_distinct_word_out_once_and_marks_as_before(mon
         "latin_tokens",
         lambda word, *a, **kw: calls.append(word) or real(word, *a, **kw),
     )
-    search.text.word_terms.cache_clear()
+    search.text._kept_terms_of.cache_clear()
     text = "Caching the KVCache: caching again, the cache and KV caches. " * 20
     hl, again = _hl("caching KVCache"), _hl("again")
     calls.clear()  # the queries' own words
@@ -119,3 +119,7 @@ def test_a_highlighter_works_each_distinct_word_out_once_and_marks_as_before(mon
         "Caching the KVCache: caching <mark>again</mark>, the cache and KV caches. " * 20
     )
     assert calls == []
+    # A word longer than any term is worked out each time, never kept.
+    blob = "x" * (search.text.WORD_TERMS_LONGEST + 1)
+    assert search.text.word_terms(blob) == () and search.text.word_terms(blob) == ()
+    assert calls == [blob, blob]

@@ -258,3 +258,17 @@ def test_the_digest_mail_never_links_a_script_url(db):
         mail = render_to_string(f"subscriptions/email/{template}", context)
         assert "alert(document.domain)" not in mail
         assert "/en/papers/mailed/" in mail or template == "digest.html"
+
+
+def test_safe_url_keeps_its_verdicts_only_for_strings_a_url_could_be():
+    from papers import validators
+
+    validators._kept_verdict.cache_clear()
+    assert validators.safe_url(" https://arxiv.org/abs/2410.00001 ") == (
+        "https://arxiv.org/abs/2410.00001"
+    )
+    assert validators.safe_url("javascript:alert(1)") == ""
+    assert validators._kept_verdict.cache_info().currsize == 2
+    blob = "https://example.org/" + "a" * (2 * validators.URL_MAX_LENGTH)
+    assert validators.safe_url(blob) == ""
+    assert validators._kept_verdict.cache_info().currsize == 2
