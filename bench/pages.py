@@ -245,9 +245,7 @@ django.shortcuts.loader.render_to_string = timed("templates", loader.render_to_s
 jinja.render = timed("jinja", jinja.render)
 def sql(execute, *args):
     return timed("sql", execute)(*args)
-import gc
-import digest_site.wsgi  # as gunicorn's worker loads it (it freezes what it loaded)
-gc.collect(); gc.freeze()
+import digest_site.wsgi  # as gunicorn's worker loads it: it freezes what was loaded
 client = Client()
 for path in ({DAILY!r}, {INDEX!r}):
     kw = dict(HTTP_X_FORWARDED_PROTO='https', HTTP_HOST='127.0.0.1')
