@@ -13,6 +13,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from django.db import DEFAULT_DB_ALIAS, connections
+
 from dailies.assembly import cutoff
 from dailies.models import Daily, DailyEntry
 from digest_site.rows import Columns, Read, one_of, table
@@ -213,9 +215,12 @@ def selection_read(
 
     def apply(rows: list[tuple]) -> None:
         latest: dict[int, Candidate] = {}
+        db = connections[DEFAULT_DB_ALIAS]
         for row in rows:
             if row[0] not in latest:
-                latest[row[0]] = Candidate(*_SCORE.values(row), *_TITLES.values(row, len(_SCORE)))
+                latest[row[0]] = Candidate(
+                    *_SCORE.values(row, db=db), *_TITLES.values(row, len(_SCORE), db)
+                )
         daily.selection = Selection(
             scores=sorted(latest.values(), key=lambda s: (-s.total, s.paper_id)),
             selected_ids=set(selected_ids),

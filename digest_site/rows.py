@@ -109,36 +109,45 @@ class Columns:
     def sql(self) -> str:
         return ", ".join(f"{quote(self.alias)}.{quote(f.column)}" for f in self.fields)
 
-    def _converters(self, db) -> list[tuple[int, list, object]]:
-        # Worked out once per backend, and only for the columns that have any.
-        cache = self.__dict__.setdefault("_by_vendor", {})
-        if db.vendor not in cache:
+    def _converters(self) -> list[tuple[int, list, object]]:
+        # Worked out once per backend (its engine, read without asking the context-local
+        # connection handler for the connection), and only for the columns that have any.
+        cache = self.__dict__.setdefault("_by_engine", {})
+        engine = connections.settings[DEFAULT_DB_ALIAS]["ENGINE"]
+        found = cache.get(engine)
+        if found is None:
             found = []
             for i, f in enumerate(self.fields):
                 col = f.get_col(self.alias)
                 if functions := _converters(col):
                     found.append((i, functions, col))
-            cache[db.vendor] = found
-        return cache[db.vendor]
+            cache[engine] = found
+        return found
 
-    def values(self, row: Sequence, start: int = 0) -> list:
-        """The columns' values of ``row`` from ``start``, converted as the ORM converts them."""
+    def values(self, row: Sequence, start: int = 0, db=None) -> list:
+        """The columns' values of ``row`` from ``start``, converted as the ORM converts them
+        (``db``: the default connection, for a caller converting many rows: ``connection``
+        is found in a context-local store on each use)."""
         values = list(row[start : start + len(self.fields)])
-        db = connections[DEFAULT_DB_ALIAS]  # the connection itself, not its proxy each time
-        for i, functions, col in self._converters(db):
+        found = self._converters()
+        if not found:
+            return values
+        if db is None:
+            db = connections[DEFAULT_DB_ALIAS]
+        for i, functions, col in found:
             value = values[i]
             for function in functions:
                 value = function(value, col, db)
             values[i] = value
         return values
 
-    def build(self, row: Sequence, start: int = 0) -> Model:
+    def build(self, row: Sequence, start: int = 0, db=None) -> Model:
         """The instance, as the ORM makes it from a row (``Model.from_db``). A model without
         an ``__init__`` of its own or listeners to its init signals gets its values straight
         into its ``__dict__``, where ``Model.__init__`` would put them one by one (a fifth
         of an uncached daily's Python time went there); the fields left out are deferred
         all the same (not in the ``__dict__``)."""
-        values = self.values(row, start)
+        values = self.values(row, start, db)
         if not self._plain:
             return self.model.from_db(DEFAULT_DB_ALIAS, self.names, values)
         obj = self.model.__new__(self.model)
