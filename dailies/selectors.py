@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import (
     Count,
     Exists,
@@ -60,6 +61,28 @@ _DAILY, _TRACK = Columns(Daily, "d"), Columns(Track, "t")
 _ENTRY, _PAPER, _VENUE = Columns(DailyEntry, "e"), Columns(Paper, "p"), Columns(Venue, "v")
 _ORGANIZATION, _TOPIC = Columns(Organization, "o"), Columns(Topic, "t")
 _SUMMARY = Columns(Summary, "s")
+# What a daily's page prints of a paper (its entry, byline, links and citation); the rest
+# (the abstract, where it came from, the ingest's bookkeeping) is left deferred.
+_DAILY_PAPER = Columns(
+    Paper,
+    "p",
+    [
+        "id",
+        "slug",
+        "kind",
+        "title",
+        "short_name",
+        "authors",
+        "abs_url",
+        "pdf_url",
+        "doi",
+        "arxiv_id",
+        "primary_category",
+        "published_on",
+        "venue",
+        "venue_status",
+    ],
+)
 
 
 def _visible(alias: str, user: Reader) -> tuple[str, list]:
@@ -108,8 +131,9 @@ def _linked(
     ids, ids_params = one_of(list(papers))
 
     def apply(rows: list[tuple]) -> None:
+        db = connections[DEFAULT_DB_ALIAS]
         for row in rows:
-            getattr(papers[row[0]], attribute).append(columns.build(row, 1))
+            getattr(papers[row[0]], attribute).append(columns.build(row, 1, db))
 
     return Read(
         f"SELECT x.{quote(field.m2m_column_name())}, {columns.sql} "
@@ -130,8 +154,9 @@ def _summaries(papers: dict[int, Paper], columns: Columns = _SUMMARY) -> Read | 
     ids, ids_params = one_of(list(papers))
 
     def apply(rows: list[tuple]) -> None:
+        db = connections[DEFAULT_DB_ALIAS]
         for row in rows:
-            summary = columns.build(row)
+            summary = columns.build(row, db=db)
             papers[summary.paper_id].summary_list.append(summary)
 
     return Read(
@@ -151,18 +176,18 @@ def daily_page_entries(
     above us prefetch (``extensions.read_paper_prefetches``); ``also`` make the caller's
     reads that need the entries (the daily's selection), run with those."""
     rows = fetch(
-        f"SELECT {_ENTRY.sql}, {_PAPER.sql}, {_VENUE.sql} FROM {table(DailyEntry)} e "
+        f"SELECT {_ENTRY.sql}, {_DAILY_PAPER.sql}, {_VENUE.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Paper)} p ON p.id = e.paper_id "
         f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id "
         "WHERE e.daily_id = %s ORDER BY e.position, e.id",
         [daily.pk],
     )
-    entries = []
+    entries, db = [], connections[DEFAULT_DB_ALIAS]
     for row in rows:
-        entry = _ENTRY.build(row)
-        paper = _PAPER.build(row, len(_ENTRY))
-        venue_at = len(_ENTRY) + len(_PAPER)
-        paper.venue = _VENUE.build(row, venue_at) if row[venue_at] is not None else None
+        entry = _ENTRY.build(row, db=db)
+        paper = _DAILY_PAPER.build(row, len(_ENTRY), db)
+        venue_at = len(_ENTRY) + len(_DAILY_PAPER)
+        paper.venue = _VENUE.build(row, venue_at, db) if row[venue_at] is not None else None
         entry.daily, entry.paper = daily, paper
         entries.append(entry)
     read_paper_lists([e.paper for e in entries], *(read(entries) for read in also))
