@@ -7,13 +7,17 @@ workers), it measures in one run:
 
 - the static file through WhiteNoise (the yardstick),
 - the daily page and the index from the page cache,
-- the same two pages rendered on every request (a second gunicorn with ``PAGE_CACHE=0``),
+- the same two pages rendered on every request (a second gunicorn with ``PAGE_CACHE=0``; a
+  daily's entries kept rendered under their own data, ``digest_site/fragment_cache.py``, as
+  after any bump of the content version in production),
 - 64 connections for 60 s on the cached daily page,
+- the daily rendered on every request with no entry kept (``FRAGMENT_CACHE=0`` as well),
 
 and prints req/s, the ratio to the static file, p50/p99 latency and the non-2xx count.
 Every request says ``Accept-Encoding: gzip`` and ``X-Forwarded-Proto: https`` (as behind
 the TLS proxy production expects). It also prints the server time of an uncached render of
-the daily and the index, measured in-process, and how fast the machine's Python is (a fixed
+the daily and the index, measured in-process, with and without the entries kept rendered
+(``FRAGMENT_CACHE=0``), and how fast the machine's Python is (a fixed
 loop), since those times are absolute.
 
     .venv/bin/python bench/pages.py
@@ -215,7 +219,7 @@ def wrk(binary: str, url: str, *, connections: int, seconds: int) -> dict:
     return result
 
 
-def _render_times(env: dict[str, str]) -> str:
+def _render_times(env: dict[str, str], **extra: str) -> str:
     """Server time of an uncached render, in-process (cache off), over 50 renders: the
     wall-clock median, p95 and minimum, and the median of the process's CPU time (on a
     shared machine the minimum and the CPU time say what a render costs, the median what
@@ -275,7 +279,7 @@ for path in ({DAILY!r}, {INDEX!r}):
     return subprocess.run(
         [PYTHON, "-c", code],
         cwd=ROOT,
-        env={**env, "PAGE_CACHE": "0"},
+        env={**env, "PAGE_CACHE": "0", **extra},
         check=True,
         capture_output=True,
         text=True,
@@ -307,8 +311,10 @@ def main() -> None:
     body = _write_static_copy(env, work)
     print(f"daily page: {len(body):,} bytes, copied to {STATIC}")
     print(f"machine: 10 million Python additions in {_yardstick():.2f} s")
-    print("uncached render, server time in-process (PostgreSQL, cache off):")
+    print("uncached render, server time in-process (PostgreSQL, page cache off):")
     print(_render_times(env), end="")
+    print("the same with no entry kept rendered (FRAGMENT_CACHE=0: every entry rendered):")
+    print(_render_times(env, FRAGMENT_CACHE="0"), end="")
 
     results: dict[str, dict] = {}
     cached = Gunicorn(env, work / "gunicorn-cached.log")
@@ -337,6 +343,15 @@ def main() -> None:
         )
     finally:
         uncached.stop()
+    cold = Gunicorn(
+        {**env, "PAGE_CACHE": "0", "FRAGMENT_CACHE": "0"}, work / "gunicorn-no-fragments.log"
+    )
+    try:
+        results["uncached daily, no kept entries"] = wrk(
+            binary, cold.url(DAILY), connections=16, seconds=SECONDS
+        )
+    finally:
+        cold.stop()
 
     static = results["static file"]["rps"]
     print(f"\nwrk, {WORKERS} gunicorn workers, 16 connections {SECONDS} s per run:")
@@ -344,7 +359,7 @@ def main() -> None:
     recheck = f"{recheck} ms" if recheck else "PAGE_CACHE_VERSION_RECHECK_MS (production's default)"
     print(f"  (each worker re-reads the content version at most every {recheck})")
     print(
-        f"  {'':<24} {'req/s':>9} {'× static':>9} {'p50':>9} {'p99':>9}"
+        f"  {'':<31} {'req/s':>9} {'× static':>9} {'p50':>9} {'p99':>9}"
         f" {'non-2xx':>8} {'errors':>7}"
     )
     for name, r in results.items():
@@ -356,7 +371,7 @@ def main() -> None:
             good = r["non_2xx"] == 0 and r["errors"] == 0 and r["p99"] < 100
             mark = "  ok" if good else "  target: 0 errors, p99 < 100 ms"
         print(
-            f"  {name:<24} {r['rps']:9.0f} {r['rps'] / static:8.2f}× {r['p50']:7.2f}ms "
+            f"  {name:<31} {r['rps']:9.0f} {r['rps'] / static:8.2f}× {r['p50']:7.2f}ms "
             f"{r['p99']:7.2f}ms {r['non_2xx']:8d} {r['errors']:7d}{mark}"
         )
     shutil.rmtree(work, ignore_errors=True)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from django.template import engines
 from django.utils.safestring import SafeString
 from django.utils.timezone import template_localtime
 from django.utils.translation import ngettext
+from markupsafe import Markup
 
 from dailies.models import Daily, DailyEntry
 from dailies.selection import Candidate, Selection
@@ -29,6 +31,7 @@ from dailies.templatetags.digest import (
     with_takeaway,
 )
 from dailies.templatetags.digest import score as score_text
+from digest_site import fragment_cache, jinja
 from digest_site.slug_urls import slug_url
 from papers.languages import pick_language
 from papers.models import Paper, Summary, Topic, Track
@@ -57,7 +60,7 @@ class ScoreRow:
 class EntryRow:
     """One entry of the daily as its page prints it."""
 
-    entry: DailyEntry
+    is_lead: bool
     paper: Paper
     url: str
     score: str | None  # the shown score; None when the entry has none
@@ -95,38 +98,62 @@ def score_row(
     )
 
 
-def entry_rows(
-    entries: list[DailyEntry], selection: Selection, *, track: Track, language: str
-) -> list[EntryRow]:
-    """A daily's entries (``selectors.daily_page_entries``) as its page prints them."""
-    rows = []
+def entry_row(
+    entry: DailyEntry, record: Candidate | None, *, track: Track, language: str
+) -> EntryRow:
+    """``entry`` (read with ``selectors.daily_page_entries``) as its daily's page prints it,
+    with its paper's newest score for the track (``record``)."""
+    paper = entry.paper
+    summary = pick_language(paper.summary_list, language)
+    return EntryRow(
+        is_lead=entry.is_lead,
+        paper=paper,
+        url=slug_url("dailies:paper", paper.slug),
+        score=score_text(entry.score) if entry.score is not None else None,
+        record=(
+            score_row(record, language=language, track=track, shown=entry.score) if record else None
+        ),
+        orgs=[org.label for org in paper.organization_list],
+        topics=paper.topic_list,
+        badge=venue_badge(paper),
+        kind=paper.get_kind_display() if paper.kind != Paper.Kind.PAPER else "",
+        heading=entry_heading(paper, summary),
+        full_title=full_title(paper) if summary and summary.headline else None,
+        summary=summary,
+        summary_html=with_takeaway(summary),
+        untranslated=summary is not None and summary.language != language,
+    )
+
+
+def entries_html(
+    entries: list[DailyEntry],
+    selection: Selection,
+    *,
+    track: Track,
+    language: str,
+    published_at: dt.datetime | None,
+) -> list[Markup]:
+    """Each of a daily's entries as its page prints it (``dailies/_entry.html``).
+
+    An entry's HTML is worked out from its paper with what was read onto it (venue,
+    organisations, summaries, topics, deep dives, code), its score, its paper's scorer's
+    record, the track and the daily's publication time, and from nothing else, so it is
+    kept under exactly those (``fragment_cache``): a page rendered again after a publish
+    elsewhere, or an edit of another entry, renders only what changed."""
+    template = engines["jinja2"].env.get_template("dailies/_entry.html")
+    translate = jinja.translator()
+    html = []
     for entry in entries:
-        paper = entry.paper
-        summary = pick_language(paper.summary_list, language)
-        record = selection.by_paper.get(paper.pk)
-        rows.append(
-            EntryRow(
-                entry=entry,
-                paper=paper,
-                url=slug_url("dailies:paper", paper.slug),
-                score=score_text(entry.score) if entry.score is not None else None,
-                record=(
-                    score_row(record, language=language, track=track, shown=entry.score)
-                    if record
-                    else None
-                ),
-                orgs=[org.label for org in paper.organization_list],
-                topics=paper.topic_list,
-                badge=venue_badge(paper),
-                kind=paper.get_kind_display() if paper.kind != Paper.Kind.PAPER else "",
-                heading=entry_heading(paper, summary),
-                full_title=full_title(paper) if summary and summary.headline else None,
-                summary=summary,
-                summary_html=with_takeaway(summary),
-                untranslated=summary is not None and summary.language != language,
-            )
-        )
-    return rows
+        record = selection.by_paper.get(entry.paper_id)
+
+        def render(entry=entry, record=record) -> Markup:
+            row = entry_row(entry, record, track=track, language=language)
+            values = {"row": row, "published_at": published_at, "_": translate}
+            return Markup(template.render(values))
+
+        inputs = (entry.paper, entry.score, entry.is_lead, record, track, language, published_at)
+        html.append(fragment_cache.entries.rendered(template, inputs, render))
+    return html
 
 
 def near_miss_rows(selection: Selection, *, track: Track, language: str) -> list[ScoreRow]:

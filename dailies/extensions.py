@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from django.db import transaction
 from django.db.models import Prefetch, Q, prefetch_related_objects
 
+from digest_site import fragment_cache
 from digest_site.rows import run
 
 if TYPE_CHECKING:
@@ -175,6 +176,8 @@ def register_fragment(place: str, template_name: str) -> None:
     names = _fragments.setdefault(place, [])
     if template_name not in names:
         names.append(template_name)
+        # A daily's kept entries were rendered without it (their keys are their data).
+        fragment_cache.entries.clear()
 
 
 def fragments(place: str) -> list[str]:

@@ -70,7 +70,13 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
             "daily": daily,
             "track": daily.track,
             "entries": entries,
-            "rows": daily_page.entry_rows(entries, selection, track=daily.track, language=language),
+            "entries_html": daily_page.entries_html(
+                entries,
+                selection,
+                track=daily.track,
+                language=language,
+                published_at=daily.published_at,
+            ),
             "selection": selection,
             "selection_words": daily_page.selection_words(selection),
             "near_misses": daily_page.near_miss_rows(

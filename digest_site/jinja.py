@@ -69,7 +69,7 @@ def _local_name(obj) -> str:
     return obj.name(get_language())
 
 
-def _translator():
+def translator():
     """``_`` for one render: a word a partial repeats down a list (a label each entry prints)
     is looked up in the catalogue once, not once per entry."""
     known: dict[str, Markup] = {}
@@ -160,10 +160,10 @@ def page_values(request) -> dict:
     """The context processor of the pages written in Jinja: ``_`` as the partials get it
     (a word looked up once a render; the i18n extension's own ``_`` costs a context call
     each time)."""
-    return {"_": _translator()}
+    return {"_": translator()}
 
 
 def render(template_name: str, values: dict) -> Markup:
     """``template_name`` from the Jinja engine's folders, rendered with ``values``."""
     template = engines["jinja2"].env.get_template(template_name)
-    return Markup(template.render({**values, "_": _translator()}))
+    return Markup(template.render({**values, "_": translator()}))

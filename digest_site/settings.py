@@ -390,6 +390,12 @@ PAGE_CACHE_LOCAL_BYTES = env_int("PAGE_CACHE_LOCAL_BYTES", 16 * 1024 * 1024, min
 # Cookies the public pages read (the reader's theme): their values are part of the page's
 # key. A page that reads any other cookie must be listed here or send Cache-Control private.
 PAGE_CACHE_KEY_COOKIES = ["theme"]
+# A daily's entries rendered, kept per process under their own data (digest_site/
+# fragment_cache.py): a page rendered afresh after a bump renders only what changed. An
+# entry is ~3 KB of HTML under a key of ~5 KB: ~8 MB a process at the bound, the entries of
+# some 50 dailies in each language.
+FRAGMENT_CACHE_ENABLED = env_bool("FRAGMENT_CACHE", True)
+FRAGMENT_CACHE_KEPT = env_int("FRAGMENT_CACHE_KEPT", 1000, minimum=0)
 
 # Mail (the email digest and its confirmations): EMAIL_URL is smtp://user:pass@host:587?tls=1,
 # smtps://user:pass@host:465 or unset, which prints every mail to the console.

@@ -34,9 +34,15 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
+    from digest_site import fragment_cache
+
+    # The database is rolled back between tests, so the same rows come back with the same
+    # keys: each test starts with no page and no fragment kept.
     cache.clear()
+    fragment_cache.entries.clear()
     yield
     cache.clear()
+    fragment_cache.entries.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -28,7 +28,7 @@ PARTIALS = sorted(
 
 def test_the_partials_are_found():
     names = {path.name for path in PARTIALS}
-    assert {"_entries.html", "_paper_actions.html", "_index_items.html"} <= names
+    assert {"_entry.html", "_paper_actions.html", "_index_items.html"} <= names
     assert {"daily.html", "base.html", "_header.html", "_footer.html"} <= names
 
 

@@ -1,0 +1,295 @@
+"""A daily's entries are kept rendered under their own data (digest_site/fragment_cache.py):
+a render with the same data gives the same bytes without rendering them again, and any change
+to what an entry prints — made here behind the services' backs, with no content version bump
+and the page cache off — shows in the very next render."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from dataclasses import dataclass
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+from markupsafe import Markup
+
+from dailies.models import Daily, DailyEntry
+from deepdives.models import DeepDive, ReferenceCode
+from digest_site import fragment_cache
+from digest_site.fragment_cache import FragmentCache, NotKeyable, inputs_key
+from papers.models import Organization, Paper, Score, Summary, Topic, Track, Venue
+from tests.factories import make_daily, make_deep_dive, make_paper
+
+URL = "/en/infra/2026-10-28/"
+
+
+@pytest.fixture
+def daily(db, settings):
+    settings.PAGE_CACHE_ENABLED = False  # every request renders; only the fragments are kept
+    papers = [
+        make_paper("kv-paper", orgs=("Acme",), topics=("kv-cache",), authors=["Ada Lovelace"]),
+        make_paper("moe-paper"),
+    ]
+    make_deep_dive(papers[0], reading_minutes_en=7)
+    return make_daily(papers=papers)
+
+
+def _page(client, url: str = URL) -> str:
+    response = client.get(url)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_a_second_render_gives_the_same_bytes_from_the_kept_entries(daily, anonymous):
+    first = _page(anonymous)
+    assert len(fragment_cache.entries) == 2
+    kept = dict(fragment_cache.entries.fragments)
+    assert _page(anonymous) == first
+    # The same two fragments, the same objects: nothing was rendered again.
+    assert len(fragment_cache.entries) == 2
+    assert all(fragment_cache.entries.fragments[key] is html for key, html in kept.items())
+
+
+def test_each_language_keeps_its_own_entries(daily, anonymous):
+    english, chinese = _page(anonymous), _page(anonymous, "/zh/infra/2026-10-28/")
+    assert len(fragment_cache.entries) == 4
+    assert "Lead story" in english and "Lead story" not in chinese
+    assert _page(anonymous) == english and _page(anonymous, "/zh/infra/2026-10-28/") == chinese
+
+
+def _edit_paper(daily):
+    Paper.objects.filter(slug="kv-paper").update(title="A Renamed Paper", short_name="")
+    Summary.objects.filter(paper__slug="kv-paper").update(headline="")
+
+
+# Each change is made with a queryset's update(): no signal, no content version bump.
+CHANGES = {
+    "the paper's title": (_edit_paper, "A Renamed Paper"),
+    "its authors": (
+        lambda d: Paper.objects.filter(slug="kv-paper").update(authors=["Grace Hopper"]),
+        "Grace Hopper",
+    ),
+    "a summary's body": (
+        lambda d: Summary.objects.filter(paper__slug="kv-paper", language="en").update(
+            body="A corrected summary. Takeaway sentence here."
+        ),
+        "A corrected summary.",
+    ),
+    "a summary's provenance": (
+        lambda d: Summary.objects.filter(paper__slug="kv-paper", language="en").update(
+            provenance=Summary.Provenance.MACHINE, reviewed_at=timezone.now()
+        ),
+        "Machine draft, reviewed by an editor",
+    ),
+    "a topic's name": (
+        lambda d: Topic.objects.filter(slug="kv-cache").update(name_en="Key-value caching"),
+        "Key-value caching",
+    ),
+    "an organisation's label": (
+        lambda d: Organization.objects.filter(label="Acme").update(label="Acme Research"),
+        "Acme Research",
+    ),
+    "the venue": (
+        lambda d: Paper.objects.filter(slug="kv-paper").update(
+            venue=Venue.objects.create(slug="osdi-2027", short_name="OSDI", year=2027),
+            venue_status=Paper.VenueStatus.ACCEPTED,
+        ),
+        "Accepted at OSDI 2027",
+    ),
+    "a deep dive's reading time": (
+        lambda d: DeepDive.objects.update(reading_minutes_en=42),
+        "42 min",
+    ),
+    "a reference program linked": (
+        lambda d: ReferenceCode.objects.create(
+            slug="kv-code",
+            name="kv",
+            module="reference.kv",
+            paper=Paper.objects.get(slug="kv-paper"),
+        ),
+        "/code/kv-code/",
+    ),
+    "the entry's score": (
+        lambda d: DailyEntry.objects.filter(paper__slug="moe-paper").update(score=Decimal("2.15")),
+        "2.15",
+    ),
+    "the lead": (
+        lambda d: (
+            DailyEntry.objects.filter(paper__slug="kv-paper").update(is_lead=False),
+            DailyEntry.objects.filter(paper__slug="moe-paper").update(is_lead=True),
+        ),
+        'class="entry entry-lead" id="moe-paper"',
+    ),
+    "the track's name": (
+        lambda d: Track.objects.filter(slug="infra").update(name_en="Systems"),
+        "Systems",
+    ),
+    "a correction after publication": (
+        lambda d: Summary.objects.filter(paper__slug="kv-paper", language="en").update(
+            edited_at=timezone.now() + dt.timedelta(days=1)
+        ),
+        "Corrected on",
+    ),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=list(CHANGES))
+def test_a_change_to_what_an_entry_prints_shows_in_the_next_render(daily, anonymous, change):
+    apply, expected = CHANGES[change]
+    before = _page(anonymous)
+    assert expected not in before
+    apply(daily)
+    assert expected in _page(anonymous)
+
+
+def test_a_scorers_record_change_shows_in_the_next_render(daily, anonymous):
+    paper = Paper.objects.get(slug="kv-paper")
+    Score.objects.create(
+        paper=paper,
+        track=daily.track,
+        total=Decimal("3.95"),
+        criteria={"novelty": 4},
+        rationale_en="First rationale.",
+        scorer="judge",
+    )
+    daily.candidates_scored = None
+    Daily.objects.filter(pk=daily.pk).update(candidates_scored=None)
+    assert "First rationale." in _page(anonymous)
+    Score.objects.filter(paper=paper).update(rationale_en="A second look.", criteria={"novelty": 5})
+    page = _page(anonymous)
+    assert "A second look." in page and "<td>5</td>" in page
+
+
+def test_a_draft_and_its_published_self_render_the_same_entries(db, anonymous, editor_client):
+    """What an entry prints does not depend on who asks: a preview keeps what readers get
+    once it is published, and nothing of the preview's own (its status flag) is kept."""
+    daily = make_daily(papers=[make_paper("kv-paper")], status=Daily.Status.DRAFT)
+    preview = editor_client.get(URL).content.decode()
+    assert "entry-lead" in preview
+    assert anonymous.get(URL).status_code == 404
+    Daily.objects.filter(pk=daily.pk).update(
+        status=Daily.Status.PUBLISHED, published_at=timezone.now()
+    )
+    page = _page(anonymous)
+    assert 'class="status-flag"' not in page and 'id="kv-paper"' in page
+
+
+# -- the keys ---------------------------------------------------------------------------
+
+
+class Colour(enum.Enum):
+    RED = 1
+
+
+@dataclass
+class Box:
+    value: object
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        (1, True),
+        (1, 1.0),
+        (0, None),
+        ("1", 1),
+        (Decimal("1.0"), Decimal("1.00")),
+        ("<b>", Markup("<b>")),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
+        ([1, 2], (1, 2)),
+        ({1: "x"}, {True: "x"}),
+        (Colour.RED, 1),
+        (Box(1), Box(True)),
+        (dt.date(2026, 10, 28), dt.datetime(2026, 10, 28)),
+    ],
+)
+def test_values_that_print_differently_have_different_keys(a, b):
+    assert inputs_key(a) != inputs_key(b)
+
+
+def test_equal_data_has_equal_keys():
+    assert inputs_key([{"a": Decimal("4.50")}, Box("x")]) == inputs_key(
+        [{"a": Decimal("4.50")}, Box("x")]
+    )
+
+
+def test_a_model_instance_is_keyed_by_its_fields_and_what_hangs_on_it(db):
+    paper = make_paper("kv-paper", orgs=("Acme",))
+    again = Paper.objects.get(pk=paper.pk)
+    assert inputs_key(again) == inputs_key(Paper.objects.get(pk=paper.pk))
+    again.title = "Other"
+    assert inputs_key(again) != inputs_key(Paper.objects.get(pk=paper.pk))
+    with_list = Paper.objects.get(pk=paper.pk)
+    with_list.organization_list = list(paper.organizations.all())
+    labelled = Paper.objects.get(pk=paper.pk)
+    labelled.organization_list = list(paper.organizations.all())
+    labelled.organization_list[0].label = "Acme Research"
+    assert inputs_key(with_list) != inputs_key(labelled)
+    # A related object (select_related, or set) counts as well.
+    venue = Venue.objects.create(slug="osdi-2027", short_name="OSDI", year=2027)
+    one, two = Paper.objects.get(pk=paper.pk), Paper.objects.get(pk=paper.pk)
+    one.venue, two.venue = venue, Venue(pk=venue.pk, slug="osdi-2027", short_name="SOSP", year=2027)
+    assert inputs_key(one) != inputs_key(two)
+
+
+def test_a_cycle_between_instances_is_named_not_followed(db):
+    paper = make_paper("kv-paper")
+    summary = paper.summaries.first()
+    summary.paper = paper
+    paper.summary_list = [summary]
+    assert inputs_key(paper) == inputs_key(paper)
+
+
+def test_what_cannot_be_copied_exactly_is_rendered_every_time(db):
+    kept, rendered = FragmentCache(kept=10), []
+
+    def render():
+        rendered.append(1)
+        return Markup("<li>")
+
+    for _ in range(2):
+        kept.rendered("template", Paper.objects.all(), render)
+        kept.rendered("template", object(), render)
+    assert len(rendered) == 4 and len(kept) == 0
+    with pytest.raises(NotKeyable):
+        inputs_key({"x": object()})
+
+
+def test_it_keeps_at_most_its_bound_dropping_the_least_recently_used(settings):
+    assert FragmentCache().kept == settings.FRAGMENT_CACHE_KEPT == 1_000
+    settings.FRAGMENT_CACHE_KEPT = 3
+    kept = FragmentCache()
+    for n in range(3):
+        kept.rendered("t", n, lambda n=n: Markup(n))
+    assert len(kept) == 3
+    kept.rendered("t", 0, lambda: Markup("again"))  # used: now the newest
+    kept.rendered("t", 3, lambda: Markup(3))  # a fourth: the least recently used (1) goes
+    assert len(kept) == 3
+    assert kept.rendered("t", 0, lambda: Markup("new")) == "0"
+    assert kept.rendered("t", 1, lambda: Markup("rendered again")) == "rendered again"
+
+
+def test_switched_off_it_renders_every_time(daily, anonymous, settings):
+    settings.FRAGMENT_CACHE_ENABLED = False
+    first = _page(anonymous)
+    assert len(fragment_cache.entries) == 0 and _page(anonymous) == first
+
+
+def test_a_changed_setting_or_a_new_fragment_forgets_what_was_kept(
+    daily, anonymous, settings, monkeypatch
+):
+    from dailies import extensions
+
+    _page(anonymous)
+    assert len(fragment_cache.entries) == 2
+    settings.SITE_URL = "https://elsewhere.example"
+    assert len(fragment_cache.entries) == 0
+    _page(anonymous)
+    extensions.register_fragment("entry-actions", "deepdives/_entry_actions.html")  # known
+    assert len(fragment_cache.entries) == 2
+    monkeypatch.setattr(
+        extensions, "_fragments", {k: [*v] for k, v in extensions._fragments.items()}
+    )
+    extensions.register_fragment("entry-actions", "deepdives/_paper_marks.html")
+    assert len(fragment_cache.entries) == 0
