@@ -1,10 +1,15 @@
+from functools import lru_cache
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest
 from django.templatetags.static import static
-from django.urls import NoReverseMatch, reverse, translate_url
+from django.urls import NoReverseMatch, get_script_prefix, reverse, translate_url
 from django.utils.translation import get_language, gettext, override
+
+from digest_site.slug_urls import plain_url
 
 # The theme cookie's name and values: see dailies.views.theme_set.
 THEME_COOKIE = "theme"
@@ -53,9 +58,7 @@ def site(request: HttpRequest) -> dict:
         {
             "label": label,
             "current": (mode == theme) or (mode == "auto" and not theme),
-            "url": reverse("dailies:theme", kwargs={"mode": mode})
-            + "?"
-            + urlencode({"next": here}),
+            "url": plain_url("dailies:theme", mode) + "?" + urlencode({"next": here}),
         }
         for mode, label in labels.items()
     ]
@@ -68,13 +71,24 @@ def site(request: HttpRequest) -> dict:
         "canonical_url": _absolute(_canonical_path(request.path, request)),
         "x_default_url": _absolute(_canonical_path(x_default, request)),
         "og_locale": OG_LOCALE.get(current, current),
-        "og_image_url": _absolute(static("favicon.svg")),
-        "stylesheet_url": static("css/site.css"),
-        "icon_url": static("favicon.svg"),
+        "og_image_url": _absolute(_static("favicon.svg", get_script_prefix())),
+        "stylesheet_url": _static("css/site.css", get_script_prefix()),
+        "icon_url": _static("favicon.svg", get_script_prefix()),
     }
     # As one value for the frame's Jinja pieces (digest_site/jinja2/site/), which get only
     # what they are given; the pages' own templates read the language.
     return {"LANG": current, "site": values}
+
+
+@lru_cache(maxsize=32)
+def _static(path: str, script_prefix: str) -> str:
+    """``static(path)``, kept per process (the storage's manifest is read at start)."""
+    return static(path)
+
+
+@receiver(setting_changed)
+def _forget_static(**kwargs) -> None:
+    _static.cache_clear()
 
 
 def _translated_path(request: HttpRequest, code: str) -> str:

@@ -17,6 +17,8 @@ word with a plural comes from a Python helper (``digest.paper_count``).
 from __future__ import annotations
 
 import jinja2
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.template import engines
 from django.urls import reverse
 from django.utils.timezone import template_localtime
@@ -69,18 +71,32 @@ def _local_name(obj) -> str:
     return obj.name(get_language())
 
 
+# Words the partials translated, per language, kept per process: the catalogues are read
+# once at start. Bounded: only ``_("…")`` literals come here, but a word computed at render
+# time would be one more each time.
+_WORDS_KEPT = 2_000
+_words: dict[str | None, dict[str, Markup]] = {}
+
+
 def translator():
-    """``_`` for one render: a word a partial repeats down a list (a label each entry prints)
-    is looked up in the catalogue once, not once per entry."""
-    known: dict[str, Markup] = {}
+    """``_`` for one render: a word a partial repeats down a list (a label each entry prints),
+    or that every page prints, is looked up in the catalogue once per process and language."""
+    known = _words.setdefault(get_language(), {})
 
     def translate(message: str) -> Markup:
         text = known.get(message)
         if text is None:
-            text = known[message] = _gettext(message)
+            text = _gettext(message)
+            if len(known) < _WORDS_KEPT:
+                known[message] = text
         return text
 
     return translate
+
+
+@receiver(setting_changed)
+def _forget_words(**kwargs) -> None:
+    _words.clear()
 
 
 @jinja2.pass_context

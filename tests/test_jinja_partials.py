@@ -138,3 +138,18 @@ def test_the_index_and_the_paper_page_use_the_same_partial_for_links_and_citatio
     # The entry actions (deep dive, code) are the lists' and not the paper page's.
     assert 'class="deep-dive-link" href="/en/deep-dives/p0-dive/"' in daily
     assert 'class="deep-dive-marker" href="/en/deep-dives/p0-dive/"' in index
+
+
+def test_a_word_is_kept_per_language_and_the_kept_words_are_bounded(monkeypatch):
+    monkeypatch.setattr(partials, "_words", {})
+    monkeypatch.setattr(partials, "_WORDS_KEPT", 2)
+    with translation.override("zh"):
+        assert partials.translator()("Lead story") == "头条"
+    with translation.override("en"):
+        translate = partials.translator()
+        assert translate("Lead story") == "Lead story"
+        translate("Cite"), translate("Score"), translate("Topics")
+    assert partials._words["zh"] == {"Lead story": "头条"}
+    assert list(partials._words["en"]) == ["Lead story", "Cite"]  # then no more kept
+    with translation.override("en"):
+        assert partials.translator()("Topics") == "Topics"  # still translated

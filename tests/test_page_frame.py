@@ -96,3 +96,16 @@ def test_a_machine_drafted_intro_and_a_fallback_are_marked(db, anonymous):
     zh = anonymous.get(f"/zh/{track.slug}/{daily.date.isoformat()}/").content.decode()
     assert 'class="untranslated"' in zh.split('<p class="intro"', 1)[0].rsplit("<h1>", 1)[1]
     assert '<p class="intro" lang="en">' in zh and 'class="provenance"' in zh
+
+
+def test_the_frames_static_urls_follow_a_changed_setting(db, anonymous, settings):
+    """The frame's static URLs are kept per process, and forgotten when a setting changes."""
+    settings.PAGE_CACHE_ENABLED = False
+    assert "/static/css/site.css" in anonymous.get("/en/").content.decode()
+    settings.STATIC_URL = "/assets/"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+    html = anonymous.get("/en/").content.decode()
+    assert 'href="/assets/css/site.css"' in html
