@@ -176,8 +176,8 @@ def register_fragment(place: str, template_name: str) -> None:
     names = _fragments.setdefault(place, [])
     if template_name not in names:
         names.append(template_name)
-        # A daily's kept entries were rendered without it (their keys are their data).
-        fragment_cache.entries.clear()
+        # The kept entries and index items were rendered without it (keyed by their data).
+        fragment_cache.clear()
 
 
 def fragments(place: str) -> list[str]:

@@ -151,12 +151,20 @@ class FragmentCache:
         return html
 
 
+# A daily's entries (dailies.daily_page.entries_html) and the papers of the index and topic
+# pages (digest_site.jinja, index_item), each kept within FRAGMENT_CACHE_KEPT.
 entries = FragmentCache()
+index_items = FragmentCache()
+
+
+def clear() -> None:
+    entries.clear()
+    index_items.clear()
 
 
 def _forget(**kwargs) -> None:
     # A test that changes settings (the site's URL, the languages) gets fresh renders.
-    entries.clear()
+    clear()
 
 
 setting_changed.connect(_forget, dispatch_uid="fragment_cache_forget")

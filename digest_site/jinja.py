@@ -27,6 +27,7 @@ from markupsafe import Markup, soft_str
 
 from dailies.extensions import fragments as registered_fragments
 from dailies.templatetags import digest
+from digest_site import fragment_cache
 from digest_site.slug_urls import plain_url, slug_url
 from papers.languages import pick_language
 
@@ -112,6 +113,22 @@ def _fragments(context: jinja2.runtime.Context, place: str, **values) -> Markup:
     )
 
 
+@jinja2.pass_context
+def _index_item(context: jinja2.runtime.Context, paper, language: str) -> Markup:
+    """A paper of the index or a topic page (``dailies/_index_item.html``), rendered from the
+    paper with what was read onto it (``selectors.read_index_lists``) and the language alone,
+    and kept by them (``fragment_cache.index_items``)."""
+    template = context.environment.get_template("dailies/_index_item.html")
+    translate = context["_"]
+
+    def render() -> Markup:
+        return Markup(
+            template.render({"paper": paper, "row": None, "language": language, "_": translate})
+        )
+
+    return fragment_cache.index_items.rendered(template, (paper, language), render)
+
+
 class _Environment(jinja2.Environment):
     """Jinja's environment with each template's globals as one plain dict.
 
@@ -141,6 +158,7 @@ def environment(**options) -> jinja2.Environment:
             "excerpt": digest.excerpt,
             "full_title": digest.full_title,
             "fragments": _fragments,
+            "index_item": _index_item,
             "get_language": get_language,
             "intro_is_machine": digest.intro_is_machine,
             "local": digest.local,

@@ -39,10 +39,10 @@ def _clear_cache():
     # The database is rolled back between tests, so the same rows come back with the same
     # keys: each test starts with no page and no fragment kept.
     cache.clear()
-    fragment_cache.entries.clear()
+    fragment_cache.clear()
     yield
     cache.clear()
-    fragment_cache.entries.clear()
+    fragment_cache.clear()
 
 
 @pytest.fixture(autouse=True)

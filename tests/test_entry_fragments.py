@@ -293,3 +293,26 @@ def test_a_changed_setting_or_a_new_fragment_forgets_what_was_kept(
     )
     extensions.register_fragment("entry-actions", "deepdives/_paper_marks.html")
     assert len(fragment_cache.entries) == 0
+
+
+# -- the index and topic pages ----------------------------------------------------------
+
+
+def test_the_index_and_topic_pages_keep_their_papers_and_a_search_does_not(daily, anonymous):
+    index = _page(anonymous, "/en/papers/")
+    assert len(fragment_cache.index_items) == 2
+    topic = _page(anonymous, "/en/topics/kv-cache/")
+    assert len(fragment_cache.index_items) == 2  # the same paper, the same item
+    assert _page(anonymous, "/en/papers/") == index
+    assert _page(anonymous, "/en/topics/kv-cache/") == topic
+    _page(anonymous, "/en/papers/?q=paper")
+    assert len(fragment_cache.index_items) == 2  # results carry the query's excerpts
+
+
+def test_a_change_to_an_index_item_shows_in_the_next_render(daily, anonymous):
+    assert "A Renamed Paper" not in _page(anonymous, "/en/papers/")
+    _edit_paper(daily)
+    assert "A Renamed Paper" in _page(anonymous, "/en/papers/")
+    # A new appearance of the paper, in another published daily.
+    make_daily(date=dt.date(2026, 10, 29), papers=[Paper.objects.get(slug="kv-paper")])
+    assert '<time datetime="2026-10-29">' in _page(anonymous, "/en/topics/kv-cache/")
