@@ -156,6 +156,39 @@ def entries_html(
     return html
 
 
+def home_sections(
+    tracks: list[tuple[Track, list[Daily]]],
+    leads: dict[int, DailyEntry],
+    counts: dict[int, int],
+    latest_entries: dict[int, list[DailyEntry]],
+    *,
+    language: str,
+) -> list[Markup]:
+    """Each track's section of the home page (``dailies/_home_track.html``): its newest
+    dailies (``selectors.latest_dailies_by_track``), the newest one's entries and the others'
+    cards (``selectors.daily_cards``). A section is rendered from those alone and kept under
+    them (``fragment_cache``), as a daily's entries are."""
+    template = engines["jinja2"].env.get_template("dailies/_home_track.html")
+    translate = jinja.translator()
+    sections = []
+    for track, dailies in tracks:
+        ids = [daily.pk for daily in dailies]
+        values = {
+            "track": track,
+            "dailies": dailies,
+            "entries": latest_entries.get(ids[0]),
+            "counts": {pk: counts[pk] for pk in ids if pk in counts},
+            "leads": {pk: leads[pk] for pk in ids if pk in leads},
+            "language": language,
+        }
+
+        def render(values=values) -> Markup:
+            return Markup(template.render({**values, "_": translate}))
+
+        sections.append(fragment_cache.home_tracks.rendered(template, values, render))
+    return sections
+
+
 def near_miss_rows(selection: Selection, *, track: Track, language: str) -> list[ScoreRow]:
     """The best candidates below the cut, as the list under the chart prints them."""
     return [

@@ -44,9 +44,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "dailies/home.html",
         {
             "tracks": tracks,
-            "leads": leads,
-            "counts": counts,
-            "latest_entries": latest_entries,
+            "sections": daily_page.home_sections(
+                tracks, leads, counts, latest_entries, language=get_language()
+            ),
             "topics": selectors.published_topics(),
         },
     )

@@ -151,15 +151,18 @@ class FragmentCache:
         return html
 
 
-# A daily's entries (dailies.daily_page.entries_html) and the papers of the index and topic
-# pages (digest_site.jinja, index_item), each kept within FRAGMENT_CACHE_KEPT.
+# A daily's entries (dailies.daily_page.entries_html), the papers of the index and topic
+# pages (digest_site.jinja, index_item) and the home page's tracks (daily_page.home_sections),
+# each kept within FRAGMENT_CACHE_KEPT.
 entries = FragmentCache()
 index_items = FragmentCache()
+home_tracks = FragmentCache()
 
 
 def clear() -> None:
     entries.clear()
     index_items.clear()
+    home_tracks.clear()
 
 
 def _forget(**kwargs) -> None:

@@ -316,3 +316,49 @@ def test_a_change_to_an_index_item_shows_in_the_next_render(daily, anonymous):
     # A new appearance of the paper, in another published daily.
     make_daily(date=dt.date(2026, 10, 29), papers=[Paper.objects.get(slug="kv-paper")])
     assert '<time datetime="2026-10-29">' in _page(anonymous, "/en/topics/kv-cache/")
+
+
+# -- the home page ----------------------------------------------------------------------
+
+
+def test_the_home_page_keeps_each_tracks_section(daily, anonymous):
+    make_daily(date=dt.date(2026, 10, 27), papers=[make_paper("older-paper")])
+    home = _page(anonymous, "/en/")
+    assert len(fragment_cache.home_tracks) == 1
+    assert _page(anonymous, "/en/") == home
+    assert len(fragment_cache.home_tracks) == 1
+
+
+@pytest.mark.parametrize(
+    "apply, expected",
+    [
+        (
+            lambda: Daily.objects.filter(date=dt.date(2026, 10, 28)).update(intro_en="New intro."),
+            "New intro.",
+        ),
+        (
+            lambda: Summary.objects.filter(paper__slug="older-paper", language="en").update(
+                headline="Older, renamed"
+            ),
+            "Older, renamed",
+        ),
+        (
+            lambda: Summary.objects.filter(paper__slug="moe-paper", language="en").update(
+                takeaway="A new takeaway."
+            ),
+            "A new takeaway.",
+        ),
+        (
+            lambda: Track.objects.filter(slug="infra").update(
+                description_en="What the track covers."
+            ),
+            "What the track covers.",
+        ),
+    ],
+    ids=["the newest daily's intro", "a card's lead", "an entry's takeaway", "the track"],
+)
+def test_a_change_to_a_home_section_shows_in_the_next_render(daily, anonymous, apply, expected):
+    make_daily(date=dt.date(2026, 10, 27), papers=[make_paper("older-paper")])
+    assert expected not in _page(anonymous, "/en/")
+    apply()
+    assert expected in _page(anonymous, "/en/")
