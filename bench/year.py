@@ -24,6 +24,11 @@ database, default bench_year), ``BENCH_KEEP_DB=1`` keeps it. ``BENCH_REUSE_DB=1`
 kept one again without generating the year: the demo is measured in a scratch database of its
 own (``<name>_demo``, dropped after), the kept one is migrated, its search index rebuilt when
 ``BENCH_REINDEX=1``, then measured, and kept.
+
+Each page is rendered as a worker renders it after a bump of the content version: with what
+the process keeps rendered under its own data (a daily's entries, index and topic items, the
+home page's tracks: ``digest_site/fragment_cache.py``), so from the second render on only the
+rest is rendered. ``FRAGMENT_CACHE=0`` measures every piece rendered each time.
 """
 
 from __future__ import annotations
