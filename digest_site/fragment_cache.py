@@ -10,10 +10,10 @@ them, to the last character), with the language, time zone and script prefix of 
 and the template object. Nothing has to retire it: a fragment whose inputs changed has
 another key, and the old one ages out of the LRU.
 
-The renderer must read nothing but what it is given: a partial rendered with
-``jinja.render_isolated`` gets only its values (a name it is not given is an error), and
-values of a kind ``inputs_key`` cannot copy exactly (a queryset, an object without fields)
-are refused, so that fragment is rendered each time instead.
+The renderer must read nothing but what it is given: the partials are rendered with their
+values alone (``template.render(values)``; the Jinja environment's StrictUndefined makes a
+name they are not given an error), and values of a kind ``inputs_key`` cannot copy exactly
+(a queryset, an object without fields) are refused, so that fragment is rendered each time.
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ from django.utils.timezone import get_current_timezone_name
 from django.utils.translation import get_language
 from markupsafe import Markup
 
-# Values kept as they are, beside their type (a bool is an int, and 1 == 1.0 == True).
-_SCALARS = frozenset(
-    {str, int, float, bool, type(None), bytes, dt.date, dt.datetime, dt.time, dt.timedelta}
-)
+# Values kept as they are, beside their type (a bool is an int, and 1 == 1.0 == True). A
+# datetime is not: two that are the same instant in other zones are equal but print apart.
+_SCALARS = frozenset({str, int, float, bool, type(None), bytes, dt.date, dt.time, dt.timedelta})
 
 
 class NotKeyable(TypeError):
@@ -69,6 +68,8 @@ def _key(value, open_: set):
         return value
     if kind is list or kind is tuple:
         return _keys(value, open_)
+    if isinstance(value, dt.datetime):
+        return (value, value.tzinfo)
     if isinstance(value, Model):
         if id(value) in open_:
             return ("cycle", value.pk)

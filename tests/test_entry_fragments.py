@@ -202,6 +202,10 @@ class Box:
         (Colour.RED, 1),
         (Box(1), Box(True)),
         (dt.date(2026, 10, 28), dt.datetime(2026, 10, 28)),
+        (
+            dt.datetime(2026, 10, 28, 8, tzinfo=dt.UTC),
+            dt.datetime(2026, 10, 28, 16, tzinfo=dt.timezone(dt.timedelta(hours=8))),
+        ),
     ],
 )
 def test_values_that_print_differently_have_different_keys(a, b):
