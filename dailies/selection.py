@@ -10,6 +10,7 @@ page prints the record of a few (its entries' and the near misses).
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -54,18 +55,26 @@ class Bar:
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A candidate's newest score, with what the page prints of it and of its paper (its
-    ``title`` and ``short_name``, so ``full_title`` reads it as it reads a paper)."""
+    ``title`` and ``short_name``, so ``full_title`` reads it as it reads a paper). The
+    rubric is kept as its stored JSON and decoded when a breakdown prints it: the chart
+    needs only the totals of every candidate, the page the rubric of a dozen."""
 
     paper_id: int
     total: Decimal
     created_at: dt.datetime
-    criteria: dict
     rationale_en: str
     rationale_zh: str
     scorer: str
     scorer_version: str
     title: str
     short_name: str
+    criteria_json: str
+
+    @property
+    def criteria(self) -> dict:
+        """The rubric, as ``Score.criteria`` reads it."""
+        value = self.criteria_json
+        return json.loads(value) if isinstance(value, str) else value
 
     def rationale(self, language: str) -> str:
         if language == Language.ZH:
@@ -163,7 +172,7 @@ class Selection:
         }
 
 
-# What a Candidate is read from, in its fields' order.
+# What a Candidate is read from, in its fields' order (then the rubric's JSON as stored).
 _SCORE = Columns(
     Score,
     "s",
@@ -171,7 +180,6 @@ _SCORE = Columns(
         "paper",
         "total",
         "created_at",
-        "criteria",
         "rationale_en",
         "rationale_zh",
         "scorer",
@@ -202,7 +210,7 @@ def selection_read(
         params.append(cutoff(daily.track, previous_date))
     selected, selected_params = one_of(selected_ids)
     sql = (
-        f"SELECT {_SCORE.sql}, {_TITLES.sql} FROM {table(Paper)} p "
+        f"SELECT {_SCORE.sql}, {_TITLES.sql}, s.criteria FROM {table(Paper)} p "
         f"JOIN {table(Score)} s ON s.paper_id = p.id "
         f"WHERE s.track_id = %s AND (({window}) OR p.id {selected})"
     )
@@ -219,7 +227,9 @@ def selection_read(
         for row in rows:
             if row[0] not in latest:
                 latest[row[0]] = Candidate(
-                    *_SCORE.values(row, db=db), *_TITLES.values(row, len(_SCORE), db)
+                    *_SCORE.values(row, db=db),
+                    *_TITLES.values(row, len(_SCORE), db),
+                    row[len(_SCORE) + len(_TITLES)],
                 )
         daily.selection = Selection(
             scores=sorted(latest.values(), key=lambda s: (-s.total, s.paper_id)),

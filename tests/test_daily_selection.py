@@ -179,3 +179,26 @@ def test_its_candidates_are_those_ingested_since_the_previous_dailys_cut_off(db,
     assert _bars(html) == {"bar-selected": 1, "bar-other": 1}
     near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
     assert in_window.slug in near and earlier.slug not in near and later.slug not in near
+
+
+def test_each_candidate_carries_its_newest_rubric_as_stored(db):
+    """The read keeps a candidate's rubric as its stored JSON and decodes it when a breakdown
+    prints it: equal to what the ORM gives, in the stored order, for the newest score."""
+    from dailies.selection import selection_read
+    from digest_site.rows import run
+
+    daily, selected, others = _daily_with_candidates(2)
+    newest = Score.objects.create(
+        paper=others[0],
+        track=daily.track,
+        total=Decimal("3.10"),
+        criteria={"novelty": 2, "relevance": 5, "rigour": 3.5},
+        scorer="llm",
+        scorer_version="1",
+    )
+    entries = list(daily.entries.all())
+    run([selection_read(daily, entries, previous_date=None)])
+    by_paper = daily.selection.by_paper
+    assert by_paper[others[0].pk].criteria == Score.objects.get(pk=newest.pk).criteria
+    assert list(by_paper[others[0].pk].criteria) == list(Score.objects.get(pk=newest.pk).criteria)
+    assert by_paper[selected[0].pk].criteria == {"relevance": 4, "novelty": 3}
