@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.template import engines
 from django.utils.safestring import SafeString
 from django.utils.timezone import template_localtime
 from django.utils.translation import ngettext
@@ -140,19 +139,21 @@ def entries_html(
     record, the track and the daily's publication time, and from nothing else, so it is
     kept under exactly those (``fragment_cache``): a page rendered again after a publish
     elsewhere, or an edit of another entry, renders only what changed."""
-    template = engines["jinja2"].env.get_template("dailies/_entry.html")
     translate = jinja.translator()
     html = []
     for entry in entries:
         record = selection.by_paper.get(entry.paper_id)
 
-        def render(entry=entry, record=record) -> Markup:
+        def values(entry=entry, record=record) -> dict:
             row = entry_row(entry, record, track=track, language=language)
-            values = {"row": row, "published_at": published_at, "_": translate}
-            return Markup(template.render(values))
+            return {"row": row, "published_at": published_at}
 
         inputs = (entry.paper, entry.score, entry.is_lead, record, track, language, published_at)
-        html.append(fragment_cache.entries.rendered(template, inputs, render))
+        html.append(
+            jinja.render_kept(
+                fragment_cache.entries, "dailies/_entry.html", inputs, values, translate
+            )
+        )
     return html
 
 
@@ -168,7 +169,6 @@ def home_sections(
     dailies (``selectors.latest_dailies_by_track``), the newest one's entries and the others'
     cards (``selectors.daily_cards``). A section is rendered from those alone and kept under
     them (``fragment_cache``), as a daily's entries are."""
-    template = engines["jinja2"].env.get_template("dailies/_home_track.html")
     translate = jinja.translator()
     sections = []
     for track, dailies in tracks:
@@ -181,11 +181,15 @@ def home_sections(
             "leads": {pk: leads[pk] for pk in ids if pk in leads},
             "language": language,
         }
-
-        def render(values=values) -> Markup:
-            return Markup(template.render({**values, "_": translate}))
-
-        sections.append(fragment_cache.home_tracks.rendered(template, values, render))
+        sections.append(
+            jinja.render_kept(
+                fragment_cache.home_tracks,
+                "dailies/_home_track.html",
+                values,
+                lambda values=values: values,
+                translate,
+            )
+        )
     return sections
 
 

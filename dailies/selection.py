@@ -73,8 +73,7 @@ class Candidate:
     @property
     def criteria(self) -> dict:
         """The rubric, as ``Score.criteria`` reads it."""
-        value = self.criteria_json
-        return json.loads(value) if isinstance(value, str) else value
+        return json.loads(self.criteria_json)
 
     def rationale(self, language: str) -> str:
         if language == Language.ZH:

@@ -16,6 +16,8 @@ word with a plural comes from a Python helper (``digest.paper_count``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jinja2
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -118,15 +120,13 @@ def _index_item(context: jinja2.runtime.Context, paper, language: str) -> Markup
     """A paper of the index or a topic page (``dailies/_index_item.html``), rendered from the
     paper with what was read onto it (``selectors.read_index_lists``) and the language alone,
     and kept by them (``fragment_cache.index_items``)."""
-    template = context.environment.get_template("dailies/_index_item.html")
-    translate = context["_"]
-
-    def render() -> Markup:
-        return Markup(
-            template.render({"paper": paper, "row": None, "language": language, "_": translate})
-        )
-
-    return fragment_cache.index_items.rendered(template, (paper, language), render)
+    return render_kept(
+        fragment_cache.index_items,
+        "dailies/_index_item.html",
+        (paper, language),
+        lambda: {"paper": paper, "row": None, "language": language},
+        context["_"],
+    )
 
 
 class _Environment(jinja2.Environment):
@@ -195,6 +195,21 @@ def page_values(request) -> dict:
     (a word looked up once a render; the i18n extension's own ``_`` costs a context call
     each time)."""
     return {"_": translator()}
+
+
+def render_kept(
+    kept: fragment_cache.FragmentCache,
+    template_name: str,
+    inputs,
+    values: Callable[[], dict],
+    translate: Callable[[str], Markup],
+) -> Markup:
+    """``template_name`` rendered with ``values()`` alone (and ``translate`` as ``_``), kept in
+    ``kept`` under ``inputs``: everything ``values()`` is made from (``fragment_cache``)."""
+    template = engines["jinja2"].env.get_template(template_name)
+    return kept.rendered(
+        template, inputs, lambda: Markup(template.render({**values(), "_": translate}))
+    )
 
 
 def render(template_name: str, values: dict) -> Markup:
