@@ -8,37 +8,44 @@ wherever they occur, which needs no segmentation and stays fast on a page of res
 
 from __future__ import annotations
 
+import functools
+import re
+
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from search.service import Highlighter
-from search.text import WORD_RE
+from search.text import WORD_CHAR, WORD_RE
 
 EXCERPT_CHARS = 180
 # How much text to keep before the first match, so it is read in context.
 LEAD_CHARS = 50
 BREAKS = ("。", "；", "，", ". ", "; ", ", ", " ")
+# Matched words whose patterns are kept (a query's words and their forms: a few each).
+WORDS_KEPT = 1_000
 
 
 def spans(text: str, hl: Highlighter) -> list[tuple[int, int]]:
     """Where ``text`` holds a matched word: sorted, non-overlapping (start, end) pairs."""
+    # A results page asks this of some 10,000 words, most of which match nothing: the
+    # text's distinct words are asked at once (the highlighter works out those it has not
+    # seen), and only the words that matched are looked for again, where they stand alone
+    # (a run of ``WORD_RE``, as the words were found).
     found: list[tuple[int, int]] = []
-    # A results page asks this of some 8,000 words: the highlighter's answers are read here
-    # (asked only for a word it has not seen), from a regex of the words alone.
-    known, ask = hl.words_seen, hl.matches_word
-    for run in WORD_RE.finditer(text):
-        word = run.group()
-        matched = known.get(word)
-        if matched is None:
-            matched = ask(word)
-        if matched:
-            found.append(run.span())
+    for word in hl.matched(set(WORD_RE.findall(text))):
+        found.extend(run.span() for run in _alone(word).finditer(text))
     for word in hl.han_words:
         at = text.find(word)
         while at != -1:
             found.append((at, at + len(word)))
             at = text.find(word, at + len(word))
     return _merge(sorted(found))
+
+
+@functools.lru_cache(maxsize=WORDS_KEPT)
+def _alone(word: str) -> re.Pattern:
+    """``word`` where it is a whole run of letters and digits (as ``WORD_RE`` finds runs)."""
+    return re.compile(rf"(?<!{WORD_CHAR}){re.escape(word)}(?!{WORD_CHAR})")
 
 
 def _merge(found: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -103,9 +103,11 @@ class Highlighter:
 
     terms: Sequence[QueryTerm]
     prefixes: Sequence[str] = ()
-    # Each distinct word's answer, worked out once: a page of results (titles, summaries,
-    # abstracts) repeats its words, and a word's terms cost a fold, a stem and a split.
-    words_seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    # The distinct words worked out so far, and those of them that matched: a page of
+    # results (titles, summaries, abstracts) repeats its words, and a word's terms cost a
+    # fold, a stem and a split.
+    words_seen: set[str] = field(default_factory=set, compare=False, repr=False)
+    words_matched: set[str] = field(default_factory=set, compare=False, repr=False)
 
     @cached_property
     def han_words(self) -> list[str]:
@@ -115,15 +117,20 @@ class Highlighter:
     def latin_terms(self) -> frozenset[str]:
         return frozenset(t.term for t in self.terms if t.is_latin)
 
-    def matches_latin(self, term: str) -> bool:
-        return term in self.latin_terms or any(term.startswith(p) for p in self.prefixes)
-
-    def matches_word(self, word: str) -> bool:
-        """Whether a Latin-script word of a text, or one of its camel-case parts, matched."""
-        matched = self.words_seen.get(word)
-        if matched is None:
-            matched = self.words_seen[word] = any(map(self.matches_latin, word_terms(word)))
-        return matched
+    def matched(self, words: set[str]) -> set[str]:
+        """Those of ``words`` (Latin-script words of a text) that matched, themselves or
+        one of their camel-case parts; each distinct word is worked out once."""
+        new = words.difference(self.words_seen)
+        if new:
+            latin, prefixes = self.latin_terms, tuple(self.prefixes)
+            for word in new:
+                terms = word_terms(word)
+                if not latin.isdisjoint(terms) or (
+                    prefixes and any(term.startswith(prefixes) for term in terms)
+                ):
+                    self.words_matched.add(word)
+            self.words_seen.update(new)
+        return words & self.words_matched
 
 
 def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -> SearchResults:
@@ -270,5 +277,10 @@ def ordered_papers(hits: Iterable[Hit], papers: QuerySet[P]) -> list[tuple[P, Hi
     unpublished paper.
     """
     hits = list(hits)
-    by_id = {p.pk: p for p in papers.filter(pk__in=[h.paper_id for h in hits])}
-    return [(by_id[h.paper_id], h) for h in hits if h.paper_id in by_id]
+    return in_hit_order(hits, {p.pk: p for p in papers.filter(pk__in=[h.paper_id for h in hits])})
+
+
+def in_hit_order(hits: Iterable[Hit], papers: dict[int, P]) -> list[tuple[P, Hit]]:
+    """The papers of ``hits`` (``papers`` by id: those readers may see) in hit order, each
+    with its hit; a hit whose paper is not among them is left out."""
+    return [(papers[h.paper_id], h) for h in hits if h.paper_id in papers]

@@ -37,7 +37,8 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # A run of Chinese characters, or a run of other letters and digits (no underscore).
 RUN_RE = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>[^\W_{_HAN}]+)")
 # A run of other letters and digits alone: RUN_RE's words (a run of Chinese ends one too).
-WORD_RE = re.compile(rf"[^\W_{_HAN}]+")
+WORD_CHAR = rf"[^\W_{_HAN}]"
+WORD_RE = re.compile(rf"{WORD_CHAR}+")
 # Where a camel-cased word splits: KVCache → KV|Cache, BellowsKV → Bellows|KV.
 CAMEL_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from search.highlight import excerpt, highlight
+from search.highlight import best_excerpt, excerpt, highlight, spans
 from search.service import Highlighter
-from search.text import MAX_QUERY_CHARS, parse_query, terms
+from search.text import MAX_QUERY_CHARS, WORD_RE, parse_query, terms, word_terms
 
 
 def _hl(query: str) -> Highlighter:
@@ -123,3 +123,56 @@ def test_a_highlighter_works_each_distinct_word_out_once_and_marks_as_before(mon
     blob = "x" * (search.text.WORD_TERMS_LONGEST + 1)
     assert search.text.word_terms(blob) == () and search.text.word_terms(blob) == ()
     assert calls == [blob, blob]
+
+
+def _every_run(text: str, query: str, prefixes: tuple[str, ...] = ()) -> list[tuple[int, int]]:
+    """The marks worked out the plain way: every run of letters and digits, one by one,
+    matched when one of its terms is a query term or starts with a prefix; the query's
+    Chinese words wherever they occur; touching marks joined."""
+    terms_ = parse_query(query)
+    latin = {t.term for t in terms_ if t.is_latin}
+    found = [
+        run.span()
+        for run in WORD_RE.finditer(text)
+        if any(t in latin or t.startswith(prefixes) for t in word_terms(run.group()))
+    ]
+    for word in (t.term for t in terms_ if not t.is_latin):
+        found += [(at, at + len(word)) for at in range(len(text)) if text.startswith(word, at)]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(found):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+@pytest.mark.parametrize(
+    ("text", "query", "prefixes"),
+    [
+        ("KVCache caching cache_x x_cache cache1 Cache缓存cache 缓存KV kv-cache", "cache", ()),
+        ("the cache, the Cache; caches. cached? CACHE", "caching kv", ()),
+        ("cache cache cachecache xcache cachex", "cache", ()),
+        ("ÉcoleCache naïve café Straße STRASSE", "cache strasse", ()),
+        ("分层KV缓存与缓存淘汰，缓存缓存", "缓存 kv", ()),
+        ("quantized quantization quant quantum", "quant", ("quant",)),
+        ("a_b _cache_ cache__cache 2cache cache2", "cache", ()),
+        ("nothing here matches", "cache", ()),
+        ("", "cache", ()),
+    ],
+)
+def test_marks_are_the_runs_the_query_matched_as_if_each_were_worked_out(text, query, prefixes):
+    """The highlighter asks a text's distinct words at once and looks again only for the
+    ones that matched: the marks are those of working out every run of letters and digits."""
+    hl = Highlighter(parse_query(query), prefixes)
+    assert spans(text, hl) == _every_run(text, query, prefixes)
+    # Asked again (the words known now), the same.
+    assert spans(text, hl) == _every_run(text, query, prefixes)
+
+
+def test_the_best_excerpt_shows_the_most_different_matched_words():
+    hl = _hl("kv cache")
+    texts = [("one cache, one cache, cache again", "en"), ("KV cache here", "en")]
+    marked, language = best_excerpt(texts, hl)
+    assert marked == "<mark>KV</mark> <mark>cache</mark> here" and language == "en"
+    assert best_excerpt([("nothing", "en")], hl) is None
