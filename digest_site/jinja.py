@@ -16,7 +16,9 @@ word with a plural comes from a Python helper (``digest.paper_count``).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import jinja2
 from django.core.signals import setting_changed
@@ -25,7 +27,7 @@ from django.template import engines
 from django.urls import reverse
 from django.utils.timezone import template_localtime
 from django.utils.translation import get_language, gettext, ngettext
-from markupsafe import Markup, soft_str
+from markupsafe import Markup, escape, soft_str
 
 from dailies.extensions import fragments as registered_fragments
 from dailies.templatetags import digest
@@ -129,6 +131,49 @@ def _index_item(context: jinja2.runtime.Context, paper, language: str) -> Markup
     )
 
 
+@dataclass(frozen=True)
+class _StandIns:
+    """A search result's row (``search.page.ResultRow``) as the kept item is rendered with:
+    markers where the result's marked title, excerpt and the excerpt's language go."""
+
+    title: Markup
+    excerpt: Markup | None
+    excerpt_language: Markup
+
+
+# ``<`` never reaches the page unescaped from text, and the token is this process's own:
+# nothing printed from the data can be taken for a marker.
+_MARKER = f"<\x00{secrets.token_hex(8)}:"
+_TITLE, _EXCERPT, _EXCERPT_LANGUAGE = (Markup(f"{_MARKER}{name}>") for name in "tel")
+
+
+@jinja2.pass_context
+def _search_item(context: jinja2.runtime.Context, row, language: str) -> Markup:
+    """A search result: the index's item of its paper (``dailies/_index_item.html``), but for
+    the title and excerpt the query marked. Those are the only parts of it that depend on the
+    query, so the item is kept as rendered with markers in their places (by the paper, the
+    language and whether an excerpt is printed: ``fragment_cache.index_items``) and the
+    result's own title, excerpt and excerpt language fill them in."""
+    has_excerpt = bool(row.excerpt)
+    paper = row.paper
+    html = render_kept(
+        fragment_cache.index_items,
+        "dailies/_index_item.html",
+        (paper, language, has_excerpt),
+        lambda: {
+            "paper": paper,
+            "row": _StandIns(_TITLE, _EXCERPT if has_excerpt else None, _EXCERPT_LANGUAGE),
+            "language": language,
+        },
+        context["_"],
+    )
+    return Markup(
+        html.replace(_TITLE, row.title)
+        .replace(_EXCERPT, row.excerpt or "")
+        .replace(_EXCERPT_LANGUAGE, escape(row.excerpt_language))
+    )
+
+
 class _Environment(jinja2.Environment):
     """Jinja's environment with each template's globals as one plain dict.
 
@@ -159,6 +204,7 @@ def environment(**options) -> jinja2.Environment:
             "full_title": digest.full_title,
             "fragments": _fragments,
             "index_item": _index_item,
+            "search_item": _search_item,
             "get_language": get_language,
             "intro_is_machine": digest.intro_is_machine,
             "local": digest.local,

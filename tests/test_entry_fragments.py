@@ -302,15 +302,70 @@ def test_a_changed_setting_or_a_new_fragment_forgets_what_was_kept(
 # -- the index and topic pages ----------------------------------------------------------
 
 
-def test_the_index_and_topic_pages_keep_their_papers_and_a_search_does_not(daily, anonymous):
+def test_the_index_and_topic_pages_keep_their_papers(daily, anonymous):
     index = _page(anonymous, "/en/papers/")
     assert len(fragment_cache.index_items) == 2
     topic = _page(anonymous, "/en/topics/kv-cache/")
     assert len(fragment_cache.index_items) == 2  # the same paper, the same item
     assert _page(anonymous, "/en/papers/") == index
     assert _page(anonymous, "/en/topics/kv-cache/") == topic
-    _page(anonymous, "/en/papers/?q=paper")
-    assert len(fragment_cache.index_items) == 2  # results carry the query's excerpts
+
+
+# -- search results ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def searchable(indexed_demo, settings):
+    settings.PAGE_CACHE_ENABLED = False
+    return indexed_demo
+
+
+def _items(html: str) -> list[str]:
+    return html.split('<ol class="paper-index search-results"', 1)[1].split("</ol>", 1)[0]
+
+
+def test_a_search_keeps_its_papers_items_without_the_querys_marks(searchable, anonymous):
+    """A result is its paper's item with the title and excerpt the query marked: the item
+    is kept with markers in their place, so another query on the same papers renders none
+    of them again and prints its own marks."""
+    first = _page(anonymous, "/en/papers/?q=cache")
+    kept = dict(fragment_cache.index_items.fragments)
+    assert kept and "<mark>" in first
+    for html in kept.values():
+        assert "<mark>" not in html
+    other = _page(anonymous, "/en/papers/?q=kv")
+    assert "<mark>KV</mark>" in other and "<mark>cache</mark>" not in other
+    assert _page(anonymous, "/en/papers/?q=cache") == first
+    # The papers both queries found were rendered once.
+    assert all(fragment_cache.index_items.fragments.get(key) is html for key, html in kept.items())
+
+
+@pytest.mark.parametrize("query", ["cache", "kv cache", "attention", "缓存", "sparse moe"])
+def test_kept_search_results_print_what_rendering_each_prints(
+    searchable, anonymous, settings, query
+):
+    kept = _page(anonymous, f"/en/papers/?q={query}")
+    assert _page(anonymous, f"/en/papers/?q={query}") == kept
+    settings.FRAGMENT_CACHE_ENABLED = False
+    assert _page(anonymous, f"/en/papers/?q={query}") == kept
+    assert _page(anonymous, f"/zh/papers/?q={query}") != kept
+
+
+def test_a_search_result_cannot_print_a_marker_from_its_data(searchable, anonymous):
+    """What a paper holds is escaped before it reaches the item, so text that looks like
+    the markers (or like HTML) prints as text, never as the query's title or excerpt."""
+    from digest_site import jinja
+
+    marker = jinja._TITLE
+    paper = Paper.objects.get(slug="hilo")
+    Paper.objects.filter(pk=paper.pk).update(
+        authors=[f"{marker}", "<b>Ada</b>"], title=f"{paper.title} {jinja._EXCERPT}"
+    )
+    html = _page(anonymous, "/en/papers/?q=hilo")
+    assert "<mark>HiLO</mark>" in html
+    # Printed as the text it is (escaped), not taken for a marker and filled in.
+    assert jinja._TITLE not in html and jinja._EXCERPT not in html and "&lt;\x00" in html
+    assert "&lt;b&gt;Ada&lt;/b&gt;" in html and "<b>Ada</b>" not in html
 
 
 def test_a_change_to_an_index_item_shows_in_the_next_render(daily, anonymous):
