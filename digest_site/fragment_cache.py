@@ -55,11 +55,12 @@ def inputs_key(value) -> tuple:
 
 
 def _keys(values, open_: set) -> tuple:
-    # The values' types, then the values (scalars as they are, the rest copied).
-    return (
-        tuple(map(type, values)),
-        tuple([v if type(v) in _SCALARS else _key(v, open_) for v in values]),
-    )
+    # The values' types, then the values (scalars as they are, the rest copied). Most
+    # lists and rows are scalars only: those are copied as they are, without a Python loop.
+    types = tuple(map(type, values))
+    if _SCALARS.issuperset(types):
+        return (types, tuple(values))
+    return (types, tuple([v if type(v) in _SCALARS else _key(v, open_) for v in values]))
 
 
 def _key(value, open_: set):
