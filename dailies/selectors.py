@@ -62,27 +62,26 @@ _ENTRY, _PAPER, _VENUE = Columns(DailyEntry, "e"), Columns(Paper, "p"), Columns(
 _ORGANIZATION, _TOPIC = Columns(Organization, "o"), Columns(Topic, "t")
 _SUMMARY = Columns(Summary, "s")
 # What a daily's page prints of a paper (its entry, byline, links and citation); the rest
-# (the abstract, where it came from, the ingest's bookkeeping) is left deferred.
-_DAILY_PAPER = Columns(
-    Paper,
-    "p",
-    [
-        "id",
-        "slug",
-        "kind",
-        "title",
-        "short_name",
-        "authors",
-        "abs_url",
-        "pdf_url",
-        "doi",
-        "arxiv_id",
-        "primary_category",
-        "published_on",
-        "venue",
-        "venue_status",
-    ],
-)
+# (the abstract, where it came from, the ingest's bookkeeping) is left deferred. A search
+# result prints the same, and an excerpt that may come from the abstract.
+_PRINTED_PAPER = [
+    "id",
+    "slug",
+    "kind",
+    "title",
+    "short_name",
+    "authors",
+    "abs_url",
+    "pdf_url",
+    "doi",
+    "arxiv_id",
+    "primary_category",
+    "published_on",
+    "venue",
+    "venue_status",
+]
+_DAILY_PAPER = Columns(Paper, "p", _PRINTED_PAPER)
+_SEARCHED_PAPER = Columns(Paper, "p", [*_PRINTED_PAPER, "abstract"])
 
 
 def _visible(alias: str, user: Reader) -> tuple[str, list]:
@@ -194,27 +193,46 @@ def daily_page_entries(
     return entries
 
 
-def read_paper_lists(papers: list[Paper], *also: Read | None) -> None:
+def read_paper_lists(
+    papers: list[Paper],
+    *also: Read | None,
+    columns: tuple[Columns, Columns, Columns] = (_ORGANIZATION, _SUMMARY, _TOPIC),
+) -> None:
     """Each paper's organizations, summaries and topics in plain lists
     (``organization_list``, ``summary_list``, ``topic_list``: a query each, by hand-written
-    SQL), and what apps above us prefetch (``extensions.read_paper_prefetches``); ``also``,
-    the caller's own reads of the same papers, run with them (one round trip on
-    PostgreSQL: ``rows.run``)."""
+    SQL; all their columns, or ``columns``, the rest deferred), and what apps above us
+    prefetch (``extensions.read_paper_prefetches``); ``also``, the caller's own reads of the
+    same papers, run with them (one round trip on PostgreSQL: ``rows.run``)."""
     by_id = {paper.pk: paper for paper in papers}
     for paper in papers:
         paper.organization_list, paper.summary_list, paper.topic_list = [], [], []
+    organizations, summaries, topics = columns
     read_paper_prefetches(
         papers,
-        _linked(by_id, "organizations", _ORGANIZATION, "organization_list", "label"),
-        _summaries(by_id),
-        _linked(by_id, "topics", _TOPIC, "topic_list", "name_en"),
+        _linked(by_id, "organizations", organizations, "organization_list", "label"),
+        _summaries(by_id, summaries),
+        _linked(by_id, "topics", topics, "topic_list", "name_en"),
         *also,
     )
 
 
-def _appearances(papers: list[Paper], *, user: Reader) -> Read | None:
-    """The read of each paper's entries that ``user`` may see, with their dailies and
-    tracks, newest first (``published_entries``)."""
+# What the index, topic and search pages print of a paper's lists: its organizations'
+# labels, its summaries' headlines and bodies (an excerpt), its topics' names and links,
+# and a link to each daily it appeared in, by its date (and the tracks the page's filter
+# offers). The rest (the summaries' checks and provenance, the topics' keywords, the
+# dailies' intros and bookkeeping) stays deferred: a paper's item is kept under everything
+# read onto it (``digest_site.fragment_cache``), so what is not printed is not read either.
+_LISTED = (
+    Columns(Organization, "o", ["id", "label"]),
+    Columns(Summary, "s", ["id", "paper", "language", "headline", "body"]),
+    Columns(Topic, "t", ["id", "slug", "name_en", "name_zh"]),
+)
+_APPEARED_IN = Columns(Daily, "d", ["id", "track", "date", "status"])
+
+
+def _appearances(papers: list[Paper], *, user: Reader, daily: Columns = _DAILY) -> Read | None:
+    """The read of each paper's entries that ``user`` may see, with their dailies (their
+    ``daily`` columns) and tracks, newest first (``published_entries``)."""
     by_id = {paper.pk: paper for paper in papers}
     for paper in papers:
         paper.published_entries = []
@@ -226,13 +244,13 @@ def _appearances(papers: list[Paper], *, user: Reader) -> Read | None:
     def apply(rows: list[tuple]) -> None:
         for row in rows:
             entry = _ENTRY.build(row)
-            entry.daily = _DAILY.build(row, len(_ENTRY))
-            entry.daily.track = _TRACK.build(row, len(_ENTRY) + len(_DAILY))
+            entry.daily = daily.build(row, len(_ENTRY))
+            entry.daily.track = _TRACK.build(row, len(_ENTRY) + len(daily))
             entry.paper = by_id[entry.paper_id]
             entry.paper.published_entries.append(entry)
 
     return Read(
-        f"SELECT {_ENTRY.sql}, {_DAILY.sql}, {_TRACK.sql} FROM {table(DailyEntry)} e "
+        f"SELECT {_ENTRY.sql}, {daily.sql}, {_TRACK.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Daily)} d ON d.id = e.daily_id JOIN {table(Track)} t ON t.id = d.track_id "
         f"WHERE {visible} AND e.paper_id {ids} "
         "ORDER BY d.date DESC, t.position, e.id",
@@ -241,12 +259,37 @@ def _appearances(papers: list[Paper], *, user: Reader) -> Read | None:
     )
 
 
+def search_result_papers(ids: Sequence[int]) -> dict[int, Paper]:
+    """The papers of ``ids`` that readers may see (``published_papers()``: a stale search
+    index row never shows an unpublished paper), by id, with their venues and what a search
+    result prints of them (``_SEARCHED_PAPER``; the rest deferred): one query, by
+    hand-written SQL."""
+    if not ids:
+        return {}
+    visible, status = _visible("d", PUBLIC)
+    within, params = one_of(list(ids))
+    rows = fetch(
+        f"SELECT {_SEARCHED_PAPER.sql}, {_VENUE.sql} FROM {table(Paper)} p "
+        f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id WHERE p.id {within} "
+        f"AND EXISTS (SELECT 1 FROM {table(DailyEntry)} e JOIN {table(Daily)} d "
+        f"ON d.id = e.daily_id WHERE e.paper_id = p.id AND {visible})",
+        [*params, *status],
+    )
+    papers, db = {}, connections[DEFAULT_DB_ALIAS]
+    venue_at = len(_SEARCHED_PAPER)
+    for row in rows:
+        paper = _SEARCHED_PAPER.build(row, db=db)
+        paper.venue = _VENUE.build(row, venue_at, db) if row[venue_at] is not None else None
+        papers[paper.pk] = paper
+    return papers
+
+
 def read_index_lists(papers: list[Paper]) -> None:
     """What an index, topic or search page prints of its papers (``index_papers()`` without
     its prefetches, ``.prefetch_related(None)``): ``read_paper_lists``, and each paper's
-    published entries with their dailies and tracks, newest first (``published_entries``):
-    one query more."""
-    read_paper_lists(papers, _appearances(papers, user=PUBLIC))
+    published entries with their dailies (what the pages print of them: ``_APPEARED_IN``) and
+    tracks, newest first (``published_entries``): one query more."""
+    read_paper_lists(papers, _appearances(papers, user=PUBLIC, daily=_APPEARED_IN), columns=_LISTED)
 
 
 _SCORE = Columns(Score, "s")

@@ -11,7 +11,7 @@ from dailies.paging import keyset_page_or_404
 from dailies.views import page_or_404
 from papers.models import Topic
 from search.page import SearchParams, page_tracks, result_rows, topic_chips
-from search.service import browse, browse_count, ordered_papers, search
+from search.service import browse, browse_count, in_hit_order, search
 
 
 def paper_index(request: HttpRequest) -> HttpResponse:
@@ -61,7 +61,8 @@ def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
     page = page_or_404(request, results)
     # The hits' papers as readers may see them (the visibility guard), with their venues:
     # the index's latest-appearance join is for its order, which the ranking gives here.
-    pairs = ordered_papers(page.object_list, selectors.published_papers().select_related("venue"))
+    hits = list(page.object_list)
+    pairs = in_hit_order(hits, selectors.search_result_papers([h.paper_id for h in hits]))
     papers = [paper for paper, _ in pairs]
     selectors.read_index_lists(papers)
     return render(

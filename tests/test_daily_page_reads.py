@@ -27,6 +27,12 @@ def _concrete(obj) -> dict:
     return {f.attname: getattr(obj, f.attname) for f in type(obj)._meta.concrete_fields}
 
 
+def _same_loaded(ours, theirs) -> bool:
+    """The fields ``ours`` loaded hold what the ORM's instance holds (it has one deferred)."""
+    loaded, _ = _loaded(ours)
+    return bool(loaded) and loaded == {name: getattr(theirs, name) for name in loaded}
+
+
 def _loaded(obj) -> tuple[dict, set]:
     """The fields an instance holds, and those it left deferred (reading one is a query)."""
     deferred = obj.get_deferred_fields()
@@ -272,12 +278,22 @@ def test_the_index_lists_are_the_prefetches_of_index_papers(db):
             (ours.summary_list, theirs.summaries.all()),
             (ours.topic_list, theirs.topics.all()),
         ):
-            assert [_concrete(o) for o in mine_list] == [_concrete(o) for o in orm_list]
+            assert len(mine_list) == len(orm_list)
+            assert all(_same_loaded(o, t) for o, t in zip(mine_list, orm_list, strict=True))
         assert [e.pk for e in ours.published_entries] == [e.pk for e in theirs.published_entries]
         for entry, orm_entry in zip(ours.published_entries, theirs.published_entries, strict=True):
             assert _concrete(entry) == _concrete(orm_entry) and entry.paper is ours
-            assert _concrete(entry.daily) == _concrete(orm_entry.daily)
+            assert _same_loaded(entry.daily, orm_entry.daily)
             assert _concrete(entry.daily.track) == _concrete(orm_entry.daily.track)
+        # What the pages print of the lists is read, and nothing else (a paper's kept item
+        # is keyed by all that was read onto it: digest_site/fragment_cache.py).
+        for listed, unread in (
+            (ours.summary_list, {"provenance", "takeaway", "highlights", "drafted_at"}),
+            (ours.topic_list, {"keywords"}),
+            (ours.organization_list, {"name", "name_zh"}),
+            ([e.daily for e in ours.published_entries], {"intro_en", "intro_flags"}),
+        ):
+            assert all(unread <= item.get_deferred_fields() for item in listed)
         assert ours.deep_dive_list == [] and ours.reference_code_list == []
     shared_entries = next(p for p in mine if p.slug == "shared").published_entries
     # Newest first, then by the tracks' order; the draft daily's entry is not among them.
@@ -408,3 +424,22 @@ def test_the_daily_cards_are_the_orms_leads_counts_and_entries(db, django_assert
         "Zeta Lab",
     ]
     assert selectors.daily_cards([]) == ({}, {}, {})
+
+
+def test_search_results_read_only_published_papers_with_what_a_result_prints(db):
+    venue = Venue.objects.create(slug="nsdi-2027", short_name="NSDI", year=2027)
+    shown = make_paper("shown", topics=("kv",))
+    Paper.objects.filter(pk=shown.pk).update(venue=venue, venue_status="accepted")
+    draft_only, never = make_paper("draft-only"), make_paper("never")
+    make_daily(papers=[shown])
+    make_daily(date=dt.date(2026, 10, 29), papers=[draft_only], status="draft")
+    ids = [never.pk, draft_only.pk, shown.pk, 999_999]
+    with CaptureQueriesContext(connection) as queries:
+        found = selectors.search_result_papers(ids)
+    assert len(queries) == 1
+    # A stale index row (a paper in a draft daily only, or in none) never shows.
+    assert list(found) == [shown.pk]
+    paper, orm = found[shown.pk], Paper.objects.select_related("venue").get(pk=shown.pk)
+    assert _same_loaded(paper, orm) and paper.venue == venue and paper.abstract == orm.abstract
+    assert {"source_hash", "edited_fields", "comment"} <= paper.get_deferred_fields()
+    assert selectors.search_result_papers([]) == {}
