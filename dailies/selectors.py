@@ -15,7 +15,6 @@ from django.db.models import (
     Prefetch,
     Q,
     QuerySet,
-    Subquery,
 )
 
 from dailies.extensions import paper_prefetches, read_paper_prefetches
@@ -349,29 +348,53 @@ def daily_neighbours(daily: Daily, *, user: Reader) -> tuple[Daily | None, Daily
     return previous, following
 
 
+# What the home page prints of a track's newest dailies: their dates and links, and the
+# newest one's intro with its provenance (the rest — the other intros' checks, the
+# drafting's and the schedule's bookkeeping — stays deferred; a section is kept under what
+# was read: ``daily_page.home_sections``).
+_HOME_DAILY = Columns(
+    Daily,
+    "d",
+    ["id", "track", "date", "status", "intro_en", "intro_zh"]
+    + ["intro_en_provenance", "intro_zh_provenance"],
+)
+
+
 def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]]]:
-    """For the home page: each active track with its newest published dailies (2 queries).
+    """For the home page: each active track with its newest published dailies (2 queries,
+    by hand-written SQL).
 
     The tracks come with the date of their ``recent``-th newest published daily (an offset
     into the track's newest-first index), and only dailies from that date on are read: the
     same few index entries and rows however long the archives grow."""
-    nth_newest = (
-        Daily.objects.visible_to(PUBLIC)
-        .filter(track=OuterRef("pk"))
-        .order_by("-date")
-        .values("date")[recent - 1 : recent]
+    visible, status = _visible("d", PUBLIC)
+    rows = fetch(
+        f"SELECT {_TRACK.sql}, (SELECT d.date FROM {table(Daily)} d WHERE d.track_id = t.id "
+        f"AND {visible} ORDER BY d.date DESC LIMIT 1 OFFSET %s) FROM {table(Track)} t "
+        "WHERE t.is_active ORDER BY t.position, t.slug",
+        [*status, recent - 1],
     )
-    tracks = list(Track.objects.filter(is_active=True).annotate(since=Subquery(nth_newest)))
-    newest = Q(pk__in=[])
-    for track in tracks:
-        # No ``since``: the track has fewer than ``recent`` published dailies, all shown.
-        newest |= Q(track=track, date__gte=track.since) if track.since else Q(track=track)
-    by_track: dict[int, list[Daily]] = {t.pk: [] for t in tracks}
-    track_of = {t.pk: t for t in tracks}
-    for daily in Daily.objects.visible_to(PUBLIC).filter(newest).order_by("track_id", "-date"):
-        daily.track = track_of[daily.track_id]  # its URL names the track: no query each
-        by_track[daily.track_id].append(daily)
-    return [(t, by_track[t.pk]) for t in tracks if by_track[t.pk]]
+    if not rows:
+        return []
+    db, date_field = connections[DEFAULT_DB_ALIAS], Daily._meta.get_field("date")
+    tracks, newest, params = {}, [], []
+    for row in rows:
+        track = _TRACK.build(row, db=db)
+        tracks[track.pk] = (track, [])
+        # No date: the track has fewer than ``recent`` published dailies, all shown.
+        since = convert(date_field, row[-1])
+        newest.append("d.track_id = %s" if since is None else "(d.track_id = %s AND d.date >= %s)")
+        params += [track.pk] if since is None else [track.pk, since]
+    for row in fetch(
+        f"SELECT {_HOME_DAILY.sql} FROM {table(Daily)} d WHERE {visible} "
+        f"AND ({' OR '.join(newest)}) ORDER BY d.track_id, d.date DESC",
+        [*status, *params],
+    ):
+        daily = _HOME_DAILY.build(row, db=db)
+        track, dailies = tracks[daily.track_id]
+        daily.track = track  # its URL names the track: no query each
+        dailies.append(daily)
+    return [(track, dailies) for track, dailies in tracks.values() if dailies]
 
 
 # What a daily card and a home entry print of an entry, its paper and its summaries (the

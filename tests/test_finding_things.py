@@ -11,7 +11,9 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from dailies.models import Daily
 from dailies.selectors import latest_dailies_by_track
+from papers.models import Track
 from search.related import RELATED_PAPERS
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
@@ -112,6 +114,36 @@ def test_the_home_page_reads_only_each_tracks_newest_dailies(db, anonymous, sett
     assert _rows_returned(ctx.captured_queries[1]) == 2 * 6  # not 2 * 30
     newest = [dt.date(2026, 10, 28) - dt.timedelta(days=day) for day in range(6)]
     assert {t.slug: [d.date for d in ds] for t, ds in shown} == {"infra": newest, "data": newest}
+
+
+def test_the_home_pages_dailies_are_the_newest_published_with_what_it_prints(db):
+    infra, data = make_track("infra", position=1), make_track("data", position=2)
+    make_track("gone", position=0)
+    Track.objects.filter(slug="gone").update(is_active=False)
+    paper = make_paper()
+    _archive(infra, paper, range(8))
+    _archive(data, paper, range(2))  # fewer than six: all of them
+    make_daily(track=data, date=dt.date(2026, 10, 29), papers=[paper], status="draft")
+    for gone_day in range(2):
+        make_daily(
+            track=Track.objects.get(slug="gone"),
+            date=dt.date(2026, 10, 28) - dt.timedelta(days=gone_day),
+            papers=[paper],
+        )
+    shown = latest_dailies_by_track(recent=6)
+    assert [(t.slug, [d.date for d in ds]) for t, ds in shown] == [
+        ("infra", [dt.date(2026, 10, 28) - dt.timedelta(days=day) for day in range(6)]),
+        ("data", [dt.date(2026, 10, 28), dt.date(2026, 10, 27)]),
+    ]
+    for track, dailies in shown:
+        assert track == Track.objects.get(slug=track.slug)
+        for daily in dailies:
+            orm = Daily.objects.get(pk=daily.pk)
+            deferred = daily.get_deferred_fields()
+            assert {"intro_flags", "intro_drafter", "candidates_scored"} <= deferred
+            for field in ("date", "status", "intro_en", "intro_zh", "intro_en_provenance"):
+                assert getattr(daily, field) == getattr(orm, field)
+            assert daily.track is track
 
 
 @pytest.mark.parametrize(
