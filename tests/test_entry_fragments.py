@@ -351,20 +351,24 @@ def test_kept_search_results_print_what_rendering_each_prints(
     assert _page(anonymous, f"/zh/papers/?q={query}") != kept
 
 
-def test_a_search_result_cannot_print_a_marker_from_its_data(searchable, anonymous):
+def test_a_search_result_cannot_print_a_marker_from_its_data(searchable, anonymous, is_postgres):
     """What a paper holds is escaped before it reaches the item, so text that looks like
     the markers (or like HTML) prints as text, never as the query's title or excerpt."""
     from digest_site import jinja
 
-    marker = jinja._TITLE
+    # PostgreSQL's text cannot hold the markers' NUL: there, the rest of them.
+    title, excerpt = (
+        m.replace("\x00", "") if is_postgres else m for m in (jinja._TITLE, jinja._EXCERPT)
+    )
     paper = Paper.objects.get(slug="hilo")
     Paper.objects.filter(pk=paper.pk).update(
-        authors=[f"{marker}", "<b>Ada</b>"], title=f"{paper.title} {jinja._EXCERPT}"
+        authors=[title, "<b>Ada</b>"], title=f"{paper.title} {excerpt}"
     )
     html = _page(anonymous, "/en/papers/?q=hilo")
     assert "<mark>HiLO</mark>" in html
     # Printed as the text it is (escaped), not taken for a marker and filled in.
-    assert jinja._TITLE not in html and jinja._EXCERPT not in html and "&lt;\x00" in html
+    assert jinja._TITLE not in html and jinja._EXCERPT not in html
+    assert title not in html and excerpt not in html and f"&lt;{title[1:-1]}&gt;" in html
     assert "&lt;b&gt;Ada&lt;/b&gt;" in html and "<b>Ada</b>" not in html
 
 
