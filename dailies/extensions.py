@@ -132,8 +132,9 @@ _related_papers: list[RelatedPapers] = []
 
 def register_related_papers(provider: RelatedPapers) -> None:
     """``provider(paper, language=…)`` returns a few published papers like ``paper`` (as the
-    paper page reads it: ``selectors.paper_page``), most similar first; the page lists the
-    last registered provider's."""
+    paper page reads it: ``selectors.paper_page``), most similar first, each with its
+    summaries in ``summary_list`` (``selectors.paper_headings`` reads what the list prints);
+    the page lists the last registered provider's."""
     _related_papers[:] = [provider]
 
 

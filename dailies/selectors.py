@@ -283,6 +283,52 @@ def search_result_papers(ids: Sequence[int]) -> dict[int, Paper]:
     return papers
 
 
+_HEADING_SUMMARY = Columns(Summary, "s", ["id", "paper", "language", "headline"])
+
+
+def paper_headings(ids: Sequence[int]) -> dict[int, Paper]:
+    """The papers of ``ids`` that readers may see (``published_papers()``), by id, with what
+    a list of their headings prints (``digest.entry_heading``: the short name and title, and
+    each summary's language and headline in ``summary_list``): one round trip, by
+    hand-written SQL."""
+    if not ids:
+        return {}
+    visible, status = _visible("d", PUBLIC)
+    within, params = one_of(list(ids))
+    papers: dict[int, Paper] = {}
+    db = connections[DEFAULT_DB_ALIAS]
+
+    def found(rows: list[tuple]) -> None:
+        for row in rows:
+            paper = papers[row[0]] = _HEADING.build(row, db=db)
+            paper.summary_list = []
+
+    def summaries(rows: list[tuple]) -> None:
+        for row in rows:
+            summary = _HEADING_SUMMARY.build(row, db=db)
+            if paper := papers.get(summary.paper_id):  # not a paper readers may see
+                paper.summary_list.append(summary)
+
+    run(
+        [
+            Read(
+                f"SELECT {_HEADING.sql} FROM {table(Paper)} p WHERE p.id {within} "
+                f"AND EXISTS (SELECT 1 FROM {table(DailyEntry)} e JOIN {table(Daily)} d "
+                f"ON d.id = e.daily_id WHERE e.paper_id = p.id AND {visible})",
+                [*params, *status],
+                found,
+            ),
+            Read(
+                f"SELECT {_HEADING_SUMMARY.sql} FROM {table(Summary)} s "
+                f"WHERE s.paper_id {within} ORDER BY s.language, s.id",
+                params,
+                summaries,
+            ),
+        ]
+    )
+    return papers
+
+
 def read_index_lists(papers: list[Paper]) -> None:
     """What an index, topic or search page prints of its papers (``index_papers()`` without
     its prefetches, ``.prefetch_related(None)``): ``read_paper_lists``, and each paper's

@@ -141,7 +141,11 @@ def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "paper": paper,
             "summary": pick_language(paper.summary_list, language),
-            "related": related_papers(paper, language=language),
+            # Each with its summary in the page's language, else the other's.
+            "related": [
+                (other, pick_language(other.summary_list, language))
+                for other in related_papers(paper, language=language)
+            ],
             "entries": paper.published_entries,
             "scores": paper.score_list,
             "preview": staff and not any(e.daily.is_published for e in paper.published_entries),

@@ -4,8 +4,8 @@ The paper's own words in the page's language (title, short name, topic names, it
 headline, takeaway and body) make an "any of these terms" query on the search index; the
 terms chosen are the ones that are frequent in this paper and rare in the corpus (tf-idf),
 so shared vocabulary ("KV cache", "向量检索") counts and common words do not. A fixed
-number of queries: one for the terms' document counts, one ranked search, two to load the
-papers found.
+number of queries: one for the terms' document counts, one ranked search, two (in one
+round trip) to load the headings of the papers found.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from dailies.selectors import visible_papers
-from digest_site.visibility import PUBLIC
+from dailies.selectors import paper_headings
 from papers.languages import pick_language
 from papers.models import Paper
 from search import backends
@@ -42,7 +41,8 @@ def _paper_terms(paper: Paper, language: str) -> Counter[str]:
 
 
 def related_papers(paper: Paper, *, language: str) -> list[Paper]:
-    """Up to RELATED_PAPERS published papers like ``paper``, most similar first."""
+    """Up to RELATED_PAPERS published papers like ``paper``, most similar first, each with
+    its summaries' headlines (``summary_list``: ``selectors.paper_headings``)."""
     counts = _paper_terms(paper, language)
     if not counts:
         return []
@@ -63,6 +63,5 @@ def related_papers(paper: Paper, *, language: str) -> list[Paper]:
     ids = [hit.paper_id for hit in hits if hit.paper_id != paper.pk][:RELATED_PAPERS]
     if not ids:
         return []
-    papers = visible_papers(PUBLIC).filter(pk__in=ids).prefetch_related("summaries")
-    found = {paper.pk: paper for paper in papers}
+    found = paper_headings(ids)
     return [found[pk] for pk in ids if pk in found]

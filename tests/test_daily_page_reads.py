@@ -443,3 +443,21 @@ def test_search_results_read_only_published_papers_with_what_a_result_prints(db)
     assert _same_loaded(paper, orm) and paper.venue == venue and paper.abstract == orm.abstract
     assert {"source_hash", "edited_fields", "comment"} <= paper.get_deferred_fields()
     assert selectors.search_result_papers([]) == {}
+
+
+def test_paper_headings_are_published_papers_with_their_summaries_headlines(db):
+    shown = make_paper("shown")
+    draft_only = make_paper("draft-only")
+    make_daily(papers=[shown])
+    make_daily(date=dt.date(2026, 10, 29), papers=[draft_only], status="draft")
+    with CaptureQueriesContext(connection) as queries:
+        found = selectors.paper_headings([draft_only.pk, shown.pk, 999_999])
+    assert len(queries) == 2
+    assert list(found) == [shown.pk]  # a draft's paper is not listed
+    paper = found[shown.pk]
+    orm = Paper.objects.prefetch_related("summaries").get(pk=shown.pk)
+    assert _same_loaded(paper, orm) and "abstract" in paper.get_deferred_fields()
+    assert len(paper.summary_list) == len(orm.summaries.all()) == 2
+    for summary, theirs in zip(paper.summary_list, orm.summaries.all(), strict=True):
+        assert _same_loaded(summary, theirs) and "body" in summary.get_deferred_fields()
+    assert selectors.paper_headings([]) == {}
