@@ -209,3 +209,23 @@ def test_topic_counts_count_each_published_paper_once_and_no_draft(db):
     )
     make_paper(topics=("kv", "never-selected"))  # a candidate no daily took
     assert [(t.slug, t.n) for t in topics_with_papers()] == [("caching", 2), ("kv", 1)]
+
+
+def test_the_topic_chips_print_names_as_text_with_their_counts(db, anonymous, settings):
+    """The home page's topics (with their paper counts) and the index's chips are Jinja
+    partials: a topic's name is escaped as the Django templates escaped it."""
+    from papers.models import Topic
+
+    settings.PAGE_CACHE_ENABLED = False
+    make_daily(papers=[make_paper("one", topics=("kv",)), make_paper("two", topics=("kv",))])
+    Topic.objects.filter(slug="kv").update(name_en='<b>KV</b> & "cache"')
+    home = anonymous.get("/en/").content.decode()
+    assert (
+        '<a class="chip" href="/en/topics/kv/">&lt;b&gt;KV&lt;/b&gt; &amp; &#34;cache&#34;'
+        ' <span class="chip-count">2</span></a>'
+    ) in home
+    index = anonymous.get("/en/papers/?topic=kv").content.decode()
+    assert (
+        '<a class="chip chip-active" href="?" aria-current="true" title="Remove this filter">'
+        "&lt;b&gt;KV&lt;/b&gt; &amp; &#34;cache&#34; ×</a>"
+    ) in index
