@@ -76,8 +76,12 @@ def _key(value, open_: set):
             return ("cycle", value.pk)
         open_.add(id(value))
         own = dict(value.__dict__)
-        related = own.pop("_state").fields_cache
-        key = (tuple(own), _keys(own.values(), open_), _key(related, open_) if related else ())
+        related = own.pop("_state").fields_cache  # related objects read with it, by name
+        key = (
+            tuple(own),
+            _keys(own.values(), open_),
+            (tuple(related), _keys(related.values(), open_)) if related else (),
+        )
         open_.discard(id(value))
         return key
     if isinstance(value, dict):
