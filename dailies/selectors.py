@@ -444,13 +444,17 @@ def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]
 
 
 # What a daily card and a home entry print of an entry, its paper and its summaries (the
-# heading, and the takeaway): the home page lists some 80 papers at a year's scale, whose
-# abstracts, author lists and summary checks it does not print; the other fields stay
+# heading, the takeaway, and who wrote it): the home page lists some 80 papers at a year's
+# scale, whose abstracts, author lists and summary checks it does not print; the others stay
 # deferred (reading one is a query). Tests pin those pages' query counts as the lists grow,
 # so a template that prints another field fails them.
 _BRIEF_ENTRY = Columns(DailyEntry, "e", ["id", "daily", "position", "is_lead", "score", "paper"])
 _HEADING = Columns(Paper, "p", ["id", "slug", "title", "short_name"])
-_BRIEF_SUMMARY = Columns(Summary, "s", ["id", "paper", "language", "headline", "body", "takeaway"])
+_BRIEF_SUMMARY = Columns(
+    Summary,
+    "s",
+    ["id", "paper", "language", "headline", "body", "takeaway", "provenance", "reviewed_at"],
+)
 
 
 def _brief_entries(

@@ -412,13 +412,32 @@ def test_the_home_page_keeps_each_tracks_section(daily, anonymous):
             "A new takeaway.",
         ),
         (
+            lambda: Daily.objects.filter(date=dt.date(2026, 10, 28)).update(
+                intro_en_provenance=Summary.Provenance.MACHINE
+            ),
+            "Intro: machine draft",
+        ),
+        (
+            lambda: Summary.objects.filter(paper__slug="moe-paper", language="en").update(
+                provenance=Summary.Provenance.MACHINE, reviewed_at=timezone.now()
+            ),
+            "Machine draft, reviewed by an editor",
+        ),
+        (
             lambda: Track.objects.filter(slug="infra").update(
                 description_en="What the track covers."
             ),
             "What the track covers.",
         ),
     ],
-    ids=["the newest daily's intro", "a card's lead", "an entry's takeaway", "the track"],
+    ids=[
+        "the newest daily's intro",
+        "a card's lead",
+        "an entry's takeaway",
+        "the intro's provenance",
+        "a takeaway's provenance",
+        "the track",
+    ],
 )
 def test_a_change_to_a_home_section_shows_in_the_next_render(daily, anonymous, apply, expected):
     make_daily(date=dt.date(2026, 10, 27), papers=[make_paper("older-paper")])

@@ -10,6 +10,7 @@ import pytest
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from dailies.models import Daily
 from dailies.selectors import latest_dailies_by_track
@@ -229,3 +230,29 @@ def test_the_topic_chips_print_names_as_text_with_their_counts(db, anonymous, se
         '<a class="chip chip-active" href="?" aria-current="true" title="Remove this filter">'
         "&lt;b&gt;KV&lt;/b&gt; &amp; &#34;cache&#34; ×</a>"
     ) in index
+
+
+def test_the_home_page_says_which_of_its_texts_a_machine_drafted(db, anonymous, settings):
+    """The newest daily's intro, the lead's summary and the other entries' takeaways are
+    printed on the home page: a machine's draft says so there as on the daily's page."""
+    from papers.models import Summary
+
+    settings.PAGE_CACHE_ENABLED = False
+    lead, other, edited = make_paper("lead"), make_paper("other"), make_paper("edited")
+    daily = make_daily(papers=[lead, other, edited])
+    home = anonymous.get("/en/").content.decode()
+    assert "machine draft" not in home.lower()  # all written by editors
+    Daily.objects.filter(pk=daily.pk).update(intro_en_provenance=Summary.Provenance.MACHINE)
+    Summary.objects.filter(paper=lead, language="en").update(provenance=Summary.Provenance.MACHINE)
+    Summary.objects.filter(paper=other, language="en").update(
+        provenance=Summary.Provenance.MACHINE, reviewed_at=timezone.now()
+    )
+    home = anonymous.get("/en/").content.decode()
+    intro = home.split('<p class="intro"', 1)[1].split("<ol", 1)[0]
+    assert '<p class="provenance">Intro: machine draft</p>' in intro
+    entries = home.split('<ol class="home-entries">', 1)[1].split("</ol>", 1)[0].split("<li")[1:]
+    assert "Machine draft, not yet reviewed by an editor" in entries[0]  # the lead's summary
+    assert "Machine draft, reviewed by an editor" in entries[1]
+    assert "provenance" not in entries[2]  # an editor's takeaway
+    Daily.objects.filter(pk=daily.pk).update(intro_zh_provenance=Summary.Provenance.MACHINE)
+    assert "导语：机器初稿" in anonymous.get("/zh/").content.decode()
