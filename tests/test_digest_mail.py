@@ -22,7 +22,7 @@ from django.utils import timezone
 from dailies import services as daily_services
 from dailies.models import Daily
 from digest_site import env
-from papers.models import Paper, Topic, Venue
+from papers.models import Paper, Summary, Topic, Venue
 from subscriptions import limits, services, tasks
 from subscriptions.models import Bounce, Delivery, Subscriber
 from tests.factories import make_daily, make_paper, make_subscriber, make_track
@@ -617,3 +617,26 @@ def test_send_digest_reports_failures_and_exits_non_zero(track, draft, smtp_serv
         "infra 2026-10-28: sent 1, skipped 0, failed 1, to retry 0 (2 subscribers due)"
     )
     assert len(smtp_server.to("ada@example.org")) == 1
+
+
+def test_it_says_which_texts_a_machine_drafted(
+    track, draft, smtp_server, eager_tasks, django_capture_on_commit_callbacks
+):
+    make_subscriber("ada@example.org", track=track)
+    Daily.objects.filter(pk=draft.pk).update(intro_en_provenance=Summary.Provenance.MACHINE)
+    Summary.objects.filter(paper__slug="hilo", language="en").update(
+        provenance=Summary.Provenance.MACHINE
+    )
+    Summary.objects.filter(paper__slug="wakman", language="en").update(
+        provenance=Summary.Provenance.MACHINE, reviewed_at=timezone.now()
+    )
+    draft.refresh_from_db()
+    _publish(draft, django_capture_on_commit_callbacks)
+    [message] = smtp_server.to("ada@example.org")
+    text, html = _parts(message)
+    assert "<p><em>Intro: machine draft</em></p>" in html
+    assert "(Intro: machine draft)" in text
+    for hilo, wakman in (text.split("\n2. "), html.split("<li>")[1:]):
+        assert "hilo" in hilo and "wakman" in wakman
+        assert "Machine draft, not yet reviewed by an editor" in hilo
+        assert "Machine draft, reviewed by an editor" in wakman

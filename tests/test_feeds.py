@@ -392,3 +392,26 @@ def test_it_links_each_page_to_its_feeds(site, anonymous, page, feeds):
         assert f'type="application/{kind}+xml"' in head
         assert f'href="{href}"' in head
         _feed(anonymous, href.replace("&amp;", "&"))
+
+
+def test_it_says_which_texts_a_machine_drafted(bilingual, anonymous):
+    """An intro or a summary a machine drafted says so in a feed, as on the pages."""
+    Daily.objects.filter(pk=bilingual.pk).update(intro_en_provenance=Summary.Provenance.MACHINE)
+    Summary.objects.filter(paper__slug="both", language="en").update(
+        provenance=Summary.Provenance.MACHINE
+    )
+    Summary.objects.filter(paper__slug="english-only", language="en").update(
+        provenance=Summary.Provenance.MACHINE, reviewed_at=timezone.now()
+    )
+    content_version_bump()
+    _, dailies = _feed(anonymous, "/en/feeds/infra.atom")
+    (daily,) = dailies.entries
+    assert "<p><em>Intro: machine draft</em></p>" in daily.summary
+    both, english = daily.summary.split("</li>")[:2]
+    assert "Machine draft, not yet reviewed by an editor" in both
+    assert "Machine draft, reviewed by an editor" in english
+    _, papers = _feed(anonymous, "/en/feeds/infra/papers.atom")
+    assert "Machine draft, not yet reviewed by an editor" in papers.entries[0].summary
+    # The Chinese summaries are an editor's: no note.
+    _, chinese = _feed(anonymous, "/zh/feeds/infra/papers.atom")
+    assert "机器初稿" not in chinese.entries[0].summary

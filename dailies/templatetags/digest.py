@@ -208,9 +208,21 @@ def entry_heading(paper: Paper, summary: Summary | None) -> str:
     return f"{paper.display_name}{colon}{summary.headline}"
 
 
+@register.simple_tag
 def intro_is_machine(daily, language: str) -> bool:
     """The daily's intro in ``language`` is a machine draft (pages say so)."""
     return getattr(daily, f"intro_{language}_provenance", "") == Summary.Provenance.MACHINE
+
+
+@register.simple_tag
+def machine_note(summary: Summary | None) -> str:
+    """What a feed or a mail prints under a summary a machine drafted, as the pages do
+    (``dailies/_provenance.html``); nothing for an editor's."""
+    if summary is None or summary.provenance == Summary.Provenance.EDITOR:
+        return ""
+    if summary.reviewed_at:
+        return gettext("Machine draft, reviewed by an editor")
+    return gettext("Machine draft, not yet reviewed by an editor")
 
 
 @register.simple_tag
