@@ -216,14 +216,17 @@ def read_paper_lists(
 
 
 # What the index, topic and search pages print of a paper's lists: its organizations'
-# labels, its summaries' headlines and bodies (an excerpt), its topics' names and links,
-# and a link to each daily it appeared in, by its date (and the tracks the page's filter
-# offers). The rest (the summaries' checks and provenance, the topics' keywords, the
-# dailies' intros and bookkeeping) stays deferred: a paper's item is kept under everything
-# read onto it (``digest_site.fragment_cache``), so what is not printed is not read either.
+# labels, its summaries' headlines and bodies (an excerpt) and who wrote them, its topics'
+# names and links, and a link to each daily it appeared in, by its date (and the tracks
+# the page's filter offers). The rest (the summaries' checks and highlights, the topics'
+# keywords, the dailies' intros and bookkeeping) stays deferred: a paper's item is kept
+# under everything read onto it (``digest_site.fragment_cache``), so what is not printed is
+# not read either.
 _LISTED = (
     Columns(Organization, "o", ["id", "label"]),
-    Columns(Summary, "s", ["id", "paper", "language", "headline", "body"]),
+    Columns(
+        Summary, "s", ["id", "paper", "language", "headline", "body", "provenance", "reviewed_at"]
+    ),
     Columns(Topic, "t", ["id", "slug", "name_en", "name_zh"]),
 )
 _APPEARED_IN = Columns(Daily, "d", ["id", "track", "date", "status"])

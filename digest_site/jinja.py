@@ -139,12 +139,15 @@ class _StandIns:
     title: Markup
     excerpt: Markup | None
     excerpt_language: Markup
+    excerpt_note: Markup
 
 
 # ``<`` never reaches the page unescaped from text, and the token is this process's own:
 # nothing printed from the data can be taken for a marker.
 _MARKER = f"<\x00{secrets.token_hex(8)}:"
-_TITLE, _EXCERPT, _EXCERPT_LANGUAGE = (Markup(f"{_MARKER}{name}>") for name in "tel")
+_TITLE, _EXCERPT, _EXCERPT_LANGUAGE, _EXCERPT_NOTE = (
+    Markup(f"{_MARKER}{name}>") for name in "teln"
+)
 
 
 @jinja2.pass_context
@@ -153,7 +156,8 @@ def _search_item(context: jinja2.runtime.Context, row, language: str) -> Markup:
     the title and excerpt the query marked. Those are the only parts of it that depend on the
     query, so the item is kept as rendered with markers in their places (by the paper, the
     language and whether an excerpt is printed: ``fragment_cache.index_items``) and the
-    result's own title, excerpt and excerpt language fill them in."""
+    result's own title, excerpt, excerpt language and the note under a machine's excerpt
+    fill them in."""
     has_excerpt = bool(row.excerpt)
     paper = row.paper
     html = render_kept(
@@ -162,7 +166,9 @@ def _search_item(context: jinja2.runtime.Context, row, language: str) -> Markup:
         (paper, language, has_excerpt),
         lambda: {
             "paper": paper,
-            "row": _StandIns(_TITLE, _EXCERPT if has_excerpt else None, _EXCERPT_LANGUAGE),
+            "row": _StandIns(
+                _TITLE, _EXCERPT if has_excerpt else None, _EXCERPT_LANGUAGE, _EXCERPT_NOTE
+            ),
             "language": language,
         },
         context["_"],
@@ -171,7 +177,17 @@ def _search_item(context: jinja2.runtime.Context, row, language: str) -> Markup:
         html.replace(_TITLE, row.title)
         .replace(_EXCERPT, row.excerpt or "")
         .replace(_EXCERPT_LANGUAGE, escape(row.excerpt_language))
+        .replace(_EXCERPT_NOTE, _machine_note(row.excerpt_summary, context["_"]))
     )
+
+
+def _machine_note(summary, translate) -> Markup:
+    """Under an excerpt cut from a summary a machine drafted, who wrote it (as under an
+    entry: ``dailies/_provenance.html``); nothing under an editor's or an abstract's."""
+    if summary is None or summary.provenance == summary.Provenance.EDITOR:
+        return Markup("")
+    template = engines["jinja2"].env.get_template("dailies/_provenance.html")
+    return Markup(template.render({"summary": summary, "published_at": None, "_": translate}))
 
 
 class _Environment(jinja2.Environment):

@@ -81,20 +81,21 @@ def highlight(text: str, hl: Highlighter) -> SafeString:
 
 def best_excerpt(
     texts: list[tuple[str, str]], hl: Highlighter, length: int = EXCERPT_CHARS
-) -> tuple[SafeString, str] | None:
+) -> tuple[SafeString, str, int] | None:
     """The excerpt of whichever ``(text, language)`` shows the most different matched
-    words (the first one on a tie), with its language; None when none matched."""
+    words (the first one on a tie), with its language and its place in ``texts``; None
+    when none matched."""
     best, best_words = None, 0
-    for text, language in texts:
+    for at, (text, language) in enumerate(texts):
         text = " ".join(text.split())
         found = spans(text, hl)
         words = matched_words(text, found)
         if words > best_words:
-            best, best_words = (text, found, language), words
+            best, best_words = (text, found, language, at), words
     if best is None:
         return None
-    text, found, language = best
-    return _window(text, found, length), language
+    text, found, language, at = best
+    return _window(text, found, length), language, at
 
 
 def excerpt(text: str, hl: Highlighter, length: int = EXCERPT_CHARS) -> SafeString | None:

@@ -10,7 +10,7 @@ from django.http import QueryDict
 from django.utils.safestring import SafeString
 
 from dailies.selectors import parse_date
-from papers.models import Paper, Topic
+from papers.models import Paper, Summary, Topic
 from search.backends import Filters, Hit
 from search.highlight import best_excerpt, highlight
 from search.service import Highlighter
@@ -69,6 +69,9 @@ class ResultRow:
     title: SafeString
     excerpt: SafeString | None
     excerpt_language: str
+    # The summary the excerpt was cut from (None: from the abstract, or no excerpt): a
+    # machine's draft says so under it.
+    excerpt_summary: Summary | None = None
 
 
 def result_rows(
@@ -83,11 +86,11 @@ def result_rows(
         texts = [(s.body, s.language) for s in summaries]
         if paper.abstract:
             texts.append((paper.abstract, "en"))
-        found = best_excerpt(texts, highlighter)
-        marked, found_language = found if found else (None, language)
-        rows.append(
-            ResultRow(paper, hit, highlight(paper.title, highlighter), marked, found_language)
-        )
+        row = ResultRow(paper, hit, highlight(paper.title, highlighter), None, language)
+        if found := best_excerpt(texts, highlighter):
+            row.excerpt, row.excerpt_language, at = found
+            row.excerpt_summary = summaries[at] if at < len(summaries) else None
+        rows.append(row)
     return rows
 
 

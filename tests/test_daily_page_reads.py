@@ -288,7 +288,7 @@ def test_the_index_lists_are_the_prefetches_of_index_papers(db):
         # What the pages print of the lists is read, and nothing else (a paper's kept item
         # is keyed by all that was read onto it: digest_site/fragment_cache.py).
         for listed, unread in (
-            (ours.summary_list, {"provenance", "takeaway", "highlights", "drafted_at"}),
+            (ours.summary_list, {"takeaway", "highlights", "drafted_at", "edited_at"}),
             (ours.topic_list, {"keywords"}),
             (ours.organization_list, {"name", "name_zh"}),
             ([e.daily for e in ours.published_entries], {"intro_en", "intro_flags"}),
@@ -397,7 +397,8 @@ def test_the_daily_cards_are_the_orms_leads_counts_and_entries(db, django_assert
             k: _concrete(theirs.paper)[k] for k in ("id", "slug", "title", "short_name")
         }
         assert "abstract" in deferred and "authors" in deferred
-        brief = ("id", "paper_id", "language", "headline", "body", "takeaway")
+        brief = ("id", "paper_id", "language", "headline", "body", "takeaway", "provenance")
+        brief += ("reviewed_at",)
         assert [_loaded(s)[0] for s in lead.paper.summary_list] == [
             {k: _concrete(s)[k] for k in brief} for s in theirs.paper.summaries.all()
         ]

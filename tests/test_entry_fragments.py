@@ -444,3 +444,26 @@ def test_a_change_to_a_home_section_shows_in_the_next_render(daily, anonymous, a
     assert expected not in _page(anonymous, "/en/")
     apply()
     assert expected in _page(anonymous, "/en/")
+
+
+def test_an_excerpt_a_machine_drafted_says_so_on_the_index_and_in_a_search(searchable, anonymous):
+    """The index prints the start of a paper's summary, a search the passage that matched
+    (from a summary or the abstract): under a machine's draft, who wrote it."""
+    Summary.objects.filter(paper__slug="hilo", language="en").update(
+        provenance=Summary.Provenance.MACHINE, reviewed_at=None
+    )
+    item = _page(anonymous, "/en/papers/").split('<li id="hilo">', 1)[1].split("</li>", 1)[0]
+    assert '<p class="provenance">Machine draft, not yet reviewed by an editor</p>' in item
+    other = _page(anonymous, "/en/papers/").split('<li id="wakman">', 1)[1].split("</li>", 1)[0]
+    assert "provenance" not in other  # an editor's
+    summary = Summary.objects.get(paper__slug="hilo", language="en")
+    word = summary.body.split()[3].strip(".,;:")
+    found = _page(anonymous, f"/en/papers/?q={word}")
+    item = found.split('<li id="hilo">', 1)[1].split("</li>", 1)[0]
+    assert f"<mark>{word}</mark>" in item
+    assert "Machine draft, not yet reviewed by an editor" in item
+    # Another query, whose passage comes from the abstract (written by the authors): the
+    # same kept item, no note.
+    item = _page(anonymous, "/en/papers/?q=validated")
+    item = item.split('<li id="hilo">', 1)[1].split("</li>", 1)[0]
+    assert "<mark>validated</mark>" in item and "provenance" not in item

@@ -173,6 +173,6 @@ def test_marks_are_the_runs_the_query_matched_as_if_each_were_worked_out(text, q
 def test_the_best_excerpt_shows_the_most_different_matched_words():
     hl = _hl("kv cache")
     texts = [("one cache, one cache, cache again", "en"), ("KV cache here", "en")]
-    marked, language = best_excerpt(texts, hl)
-    assert marked == "<mark>KV</mark> <mark>cache</mark> here" and language == "en"
+    marked, language, at = best_excerpt(texts, hl)
+    assert marked == "<mark>KV</mark> <mark>cache</mark> here" and language == "en" and at == 1
     assert best_excerpt([("nothing", "en")], hl) is None
