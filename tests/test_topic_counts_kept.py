@@ -97,3 +97,20 @@ def test_the_index_count_is_kept_and_counted_again_after_a_publish(db, editor, a
     assert "3 papers have appeared" in anonymous.get("/en/papers/").content.decode()
     html = anonymous.get("/en/topics/kv/").content.decode()
     assert "2 papers on this topic" in html
+
+
+def test_the_kept_counts_name_the_topics_as_they_are_now(db):
+    """A rename bumps no version: the topics named by the kept counts are read each time."""
+    make_daily(papers=[make_paper(topics=("kv",)), make_paper(topics=("kv", "moe"))])
+    assert [t.name_en for t in published_topics()] == ["kv", "moe"]
+    Topic.objects.filter(slug="kv").update(name_en="KV cache", name_zh="KV 缓存")
+    with CaptureQueriesContext(connection) as again:
+        topics = published_topics()
+    assert _counting_queries(again) == [] and len(again) == 1
+    assert [(t.name_en, t.name_zh, t.n) for t in topics][0] == ("KV cache", "KV 缓存", 2)
+    for topic in topics:
+        orm = Topic.objects.get(pk=topic.pk)
+        assert {f.attname: getattr(topic, f.attname) for f in Topic._meta.concrete_fields} == {
+            f.attname: getattr(orm, f.attname) for f in Topic._meta.concrete_fields
+        }
+        assert not topic.get_deferred_fields()
