@@ -170,9 +170,10 @@ def daily_page_entries(
 ) -> list[DailyEntry]:
     """``daily_entries`` for the daily's own page: the entries in order with their papers and
     venues (one query), each paper's organizations, summaries and topics in plain lists
-    (``organization_list``, ``summary_list``, ``topic_list``: a query each), and what apps
-    above us prefetch (``extensions.read_paper_prefetches``); ``also`` make the caller's
-    reads that need the entries (the daily's selection), run with those."""
+    (``organization_list``, ``summary_list``, ``topic_list``: a query each, the columns an
+    entry prints: ``_ENTRY_LISTS``), and what apps above us prefetch
+    (``extensions.read_paper_prefetches``); ``also`` make the caller's reads that need the
+    entries (the daily's selection), run with those."""
     rows = fetch(
         f"SELECT {_ENTRY.sql}, {_DAILY_PAPER.sql}, {_VENUE.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Paper)} p ON p.id = e.paper_id "
@@ -188,7 +189,9 @@ def daily_page_entries(
         paper.venue = _VENUE.build(row, venue_at, db) if row[venue_at] is not None else None
         entry.daily, entry.paper = daily, paper
         entries.append(entry)
-    read_paper_lists([e.paper for e in entries], *(read(entries) for read in also))
+    read_paper_lists(
+        [e.paper for e in entries], *(read(entries) for read in also), columns=_ENTRY_LISTS
+    )
     return entries
 
 
@@ -222,12 +225,27 @@ def read_paper_lists(
 # keywords, the dailies' intros and bookkeeping) stays deferred: a paper's item is kept
 # under everything read onto it (``digest_site.fragment_cache``), so what is not printed is
 # not read either.
+_LISTED_ORGANIZATION = Columns(Organization, "o", ["id", "label"])
+_LISTED_TOPIC = Columns(Topic, "t", ["id", "slug", "name_en", "name_zh"])
 _LISTED = (
-    Columns(Organization, "o", ["id", "label"]),
+    _LISTED_ORGANIZATION,
     Columns(
         Summary, "s", ["id", "paper", "language", "headline", "body", "provenance", "reviewed_at"]
     ),
-    Columns(Topic, "t", ["id", "slug", "name_en", "name_zh"]),
+    _LISTED_TOPIC,
+)
+# What a daily's entry prints of its paper's lists: the organizations' labels and topics as
+# an index item does, and of its summary the text, highlights and who wrote and corrected
+# it (not the drafting's bookkeeping). An entry is kept under everything read onto it.
+_ENTRY_LISTS = (
+    _LISTED_ORGANIZATION,
+    Columns(
+        Summary,
+        "s",
+        ["id", "paper", "language", "headline", "body", "takeaway", "highlights"]
+        + ["provenance", "reviewed_at", "edited_at"],
+    ),
+    _LISTED_TOPIC,
 )
 _APPEARED_IN = Columns(Daily, "d", ["id", "track", "date", "status"])
 

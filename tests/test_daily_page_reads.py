@@ -119,7 +119,18 @@ def test_its_entries_are_the_orms_with_everything_the_page_prints(db):
             (ours.paper.summary_list, theirs.paper.summaries.all()),
             (ours.paper.topic_list, theirs.paper.topics.all()),
         ):
-            assert [_concrete(o) for o in mine_list] == [_concrete(o) for o in orm_list]
+            assert len(mine_list) == len(orm_list)
+            assert all(_same_loaded(o, t) for o, t in zip(mine_list, orm_list, strict=True))
+        # The lists hold what an entry prints of them (it is kept under what was read).
+        for listed, unread in (
+            (ours.paper.summary_list, {"drafter", "model_name", "drafted_at", "updated_at"}),
+            (ours.paper.topic_list, {"keywords"}),
+            (ours.paper.organization_list, {"name", "name_zh"}),
+        ):
+            assert all(unread <= item.get_deferred_fields() for item in listed)
+        for summary in ours.paper.summary_list:
+            printed = {"body", "takeaway", "highlights", "provenance", "reviewed_at", "edited_at"}
+            assert not printed & summary.get_deferred_fields()
         for attribute in ("deep_dive_list", "reference_code_list"):
             assert [_loaded(o) for o in getattr(ours.paper, attribute)] == [
                 _loaded(o) for o in getattr(theirs.paper, attribute)
