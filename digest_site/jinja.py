@@ -134,7 +134,8 @@ def _index_item(context: jinja2.runtime.Context, paper, language: str) -> Markup
 @dataclass(frozen=True)
 class _StandIns:
     """A search result's row (``search.page.ResultRow``) as the kept item is rendered with:
-    markers where the result's marked title, excerpt and the excerpt's language go."""
+    markers where the result's marked title, its excerpt, the excerpt's language and the
+    note under a machine's excerpt go."""
 
     title: Markup
     excerpt: Markup | None
@@ -173,7 +174,7 @@ def _search_item(context: jinja2.runtime.Context, row, language: str) -> Markup:
         },
         context["_"],
     )
-    return Markup(
+    return (
         html.replace(_TITLE, row.title)
         .replace(_EXCERPT, row.excerpt or "")
         .replace(_EXCERPT_LANGUAGE, escape(row.excerpt_language))
