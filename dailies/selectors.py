@@ -91,6 +91,19 @@ def _visible(alias: str, user: Reader) -> tuple[str, list]:
     return f"{alias}.status = %s", [DailyStatus.PUBLISHED]
 
 
+def _published(user: Reader = PUBLIC) -> tuple[str, list]:
+    """``visible_papers(user)`` as SQL on the papers under ``p``: ``AND`` a published entry
+    of theirs, or nothing when ``user`` previews (then every paper)."""
+    if may_preview(user):
+        return "", []
+    visible, status = _visible("d", user)
+    return (
+        f" AND EXISTS (SELECT 1 FROM {table(DailyEntry)} e JOIN {table(Daily)} d "
+        f"ON d.id = e.daily_id WHERE e.paper_id = p.id AND {visible})",
+        status,
+    )
+
+
 def daily_page(track: str, date: dt.date, *, user: Reader) -> Daily | None:
     """The daily of ``track`` (its slug) on ``date`` if ``user`` may see it, with its track and
     the dates of the same track's dailies just before and after it that ``user`` may see
@@ -286,13 +299,11 @@ def search_result_papers(ids: Sequence[int]) -> dict[int, Paper]:
     hand-written SQL."""
     if not ids:
         return {}
-    visible, status = _visible("d", PUBLIC)
+    published, status = _published()
     within, params = one_of(list(ids))
     rows = fetch(
         f"SELECT {_SEARCHED_PAPER.sql}, {_VENUE.sql} FROM {table(Paper)} p "
-        f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id WHERE p.id {within} "
-        f"AND EXISTS (SELECT 1 FROM {table(DailyEntry)} e JOIN {table(Daily)} d "
-        f"ON d.id = e.daily_id WHERE e.paper_id = p.id AND {visible})",
+        f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id WHERE p.id {within}{published}",
         [*params, *status],
     )
     papers, db = {}, connections[DEFAULT_DB_ALIAS]
@@ -314,7 +325,7 @@ def paper_headings(ids: Sequence[int]) -> dict[int, Paper]:
     hand-written SQL."""
     if not ids:
         return {}
-    visible, status = _visible("d", PUBLIC)
+    published, status = _published()
     within, params = one_of(list(ids))
     papers: dict[int, Paper] = {}
     db = connections[DEFAULT_DB_ALIAS]
@@ -333,9 +344,7 @@ def paper_headings(ids: Sequence[int]) -> dict[int, Paper]:
     run(
         [
             Read(
-                f"SELECT {_HEADING.sql} FROM {table(Paper)} p WHERE p.id {within} "
-                f"AND EXISTS (SELECT 1 FROM {table(DailyEntry)} e JOIN {table(Daily)} d "
-                f"ON d.id = e.daily_id WHERE e.paper_id = p.id AND {visible})",
+                f"SELECT {_HEADING.sql} FROM {table(Paper)} p WHERE p.id {within}{published}",
                 [*params, *status],
                 found,
             ),
@@ -366,16 +375,10 @@ def paper_page(slug: str, *, user: Reader) -> Paper | None:
     what ``read_paper_lists`` reads, the entries ``user`` may see (``published_entries``, as
     ``_read_appearances``) and its scores with their tracks, newest first (``score_list``):
     eight queries, by hand-written SQL."""
-    published, status = "", []
-    if not may_preview(user):
-        visible, status = _visible("d", user)
-        published = (
-            f"AND EXISTS (SELECT 1 FROM {table(DailyEntry)} e JOIN {table(Daily)} d "
-            f"ON d.id = e.daily_id WHERE e.paper_id = p.id AND {visible})"
-        )
+    published, status = _published(user)
     rows = fetch(
         f"SELECT {_PAPER.sql}, {_VENUE.sql} FROM {table(Paper)} p "
-        f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id WHERE p.slug = %s {published}",
+        f"LEFT JOIN {table(Venue)} v ON v.id = p.venue_id WHERE p.slug = %s{published}",
         [slug, *status],
     )
     if not rows:
