@@ -344,11 +344,28 @@ def test_a_search_keeps_its_papers_items_without_the_querys_marks(searchable, an
 def test_kept_search_results_print_what_rendering_each_prints(
     searchable, anonymous, settings, query
 ):
+    from dailies import selectors
+    from digest_site import jinja
+    from search.page import result_rows
+    from search.service import in_hit_order, search
+
     kept = _page(anonymous, f"/en/papers/?q={query}")
     assert _page(anonymous, f"/en/papers/?q={query}") == kept
     settings.FRAGMENT_CACHE_ENABLED = False
     assert _page(anonymous, f"/en/papers/?q={query}") == kept
-    assert _page(anonymous, f"/zh/papers/?q={query}") != kept
+    # Each result prints the title and passage its row marked, in their places; no marker
+    # is left on the page.
+    results = search(query, language="en")
+    hits = list(results[0:30])
+    pairs = in_hit_order(hits, selectors.search_result_papers([h.paper_id for h in hits]))
+    selectors.read_index_lists([paper for paper, _ in pairs])
+    rows = result_rows(pairs, results.highlighter, "en")
+    assert rows and jinja._MARKER not in kept
+    for row in rows:
+        item = kept.split(f'<li id="{row.paper.slug}">', 1)[1].split("</li>", 1)[0]
+        assert row.title in item
+        if row.excerpt:
+            assert f'<p class="excerpt" lang="{row.excerpt_language}">{row.excerpt}</p>' in item
 
 
 def test_a_search_result_cannot_print_a_marker_from_its_data(searchable, anonymous, is_postgres):
