@@ -9,10 +9,14 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from dailies.services import daily_publish
-from search.backends import Filters, postgres, sqlite
+from search import backends
+from search.backends import Filters, Match, postgres, sqlite
 from search.service import search
+from search.text import tokens
 from tests.factories import make_daily, make_paper
 
 # (title, summary, abstract) of papers 1 to 8, oldest first; "quasar" is the query word.
@@ -146,3 +150,31 @@ def test_it_ranks_only_the_page_past_the_pool(quasars, monkeypatch, rank_calls):
     results = search("quasar")
     assert _numbers(results[4:6], quasars) == [5, 3]
     assert len(rank_calls) == 2
+
+
+@pytest.mark.parametrize("found_at_most", [len(PAPERS), 5, 4, 0])
+def test_an_any_term_pool_found_through_the_index_is_the_pool_the_walk_finds(
+    quasars, monkeypatch, is_postgres, found_at_most
+):
+    """PostgreSQL gathers an "any of these terms" pool (a paper's related papers) through the
+    GIN index when at most ``POOL_FOUND_AT_MOST`` papers match in their head fields, and by
+    walking the newest papers otherwise: the same hits in the same order, page by page."""
+    if not is_postgres:
+        pytest.skip("the index-found pool is PostgreSQL's")
+    _bounds(monkeypatch, exact_limit=1, pool_size=3)
+    monkeypatch.setattr(postgres, "POOL_FOUND_AT_MOST", found_at_most)
+    match = Match(terms=tuple(t.term for t in tokens("quasar census")), any_term=True)
+    backend = backends.current()
+    with CaptureQueriesContext(connection) as queries:
+        everything = backend.ranked(match, offset=0, limit=50)
+    # Head matches: 1, 2, 4, 6, 8. The pool is the newest three (8 has both words), ranked;
+    # then every other match newest first.
+    assert _numbers(everything, quasars) == [8, 4, 6, 7, 5, 3, 2, 1]
+    found = [q["sql"] for q in queries.captured_queries if "WITH found AS" in q["sql"]]
+    walked = [q["sql"] for q in queries.captured_queries if "WITH pool AS" in q["sql"]]
+    # Five head matches: found through the index when the bound admits them, else walked.
+    assert (len(found), len(walked)) == ((1, 0) if found_at_most >= 5 else (1, 1))
+    for offset in range(len(PAPERS) + 1):
+        for limit in (1, 2, 3, 6):
+            window = backend.ranked(match, offset=offset, limit=limit)
+            assert window == everything[offset : offset + limit], (offset, limit)
