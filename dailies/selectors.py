@@ -157,12 +157,22 @@ def _linked(
     )
 
 
-def _summaries(papers: dict[int, Paper], columns: Columns = _SUMMARY) -> Read | None:
+def _summaries(
+    papers: dict[int, Paper], columns: Columns = _SUMMARY, *, picked_for: str | None = None
+) -> Read | None:
     """The read of each of ``papers``' summaries (their ``columns``: all, or only what a
-    page prints, the rest deferred) into its ``summary_list``."""
+    page prints, the rest deferred) into its ``summary_list``; with ``picked_for`` (a
+    language), only the one ``pick_language`` picks for it: the summary in that language,
+    else the one in the other (a paper has one per language, in the two languages)."""
     if not papers:
         return None
     ids, ids_params = one_of(list(papers))
+    if picked_for:
+        ids += (
+            " AND (s.language = %s OR NOT EXISTS (SELECT 1 FROM"
+            f" {table(Summary)} o WHERE o.paper_id = s.paper_id AND o.language = %s))"
+        )
+        ids_params = [*ids_params, picked_for, picked_for]
 
     def apply(rows: list[tuple]) -> None:
         db = connections[DEFAULT_DB_ALIAS]
@@ -527,12 +537,13 @@ def _entry_counts(daily_ids: list[int], counts: dict[int, int]) -> Read | None:
 
 
 def daily_cards(
-    dailies: list[Daily], *, with_entries: Sequence[Daily] = ()
+    dailies: list[Daily], *, language: str, with_entries: Sequence[Daily] = ()
 ) -> tuple[dict[int, DailyEntry], dict[int, int], dict[int, list[DailyEntry]]]:
     """For the home page and a track's archive: the lead entry of each of ``dailies`` by
-    daily id, with its paper's heading and summaries (``paper.summary_list``); each daily's
-    entry count; and the entries of the dailies ``with_entries`` (the home page's newest of
-    each track) in order, with what the home page prints of each (the heading,
+    daily id, with its paper's heading and the summary those pages print in ``language``
+    (``paper.summary_list``: the one ``pick_language`` picks, alone); each daily's entry
+    count; and the entries of the dailies ``with_entries`` (the home page's newest of each
+    track) in order, with what the home page prints of each (the heading,
     ``paper.organization_list``, ``paper.summary_list``), by daily id.
 
     By hand-written SQL (``digest_site.rows``): the entries, leads and counts in one round
@@ -561,7 +572,7 @@ def daily_cards(
     run(
         [
             _linked(listed, "organizations", _ORGANIZATION, "organization_list", "label"),
-            _summaries(papers, _BRIEF_SUMMARY),
+            _summaries(papers, _BRIEF_SUMMARY, picked_for=language),
         ]
     )
     return leads, counts, entries

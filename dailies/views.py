@@ -36,8 +36,9 @@ def page_or_404(request: HttpRequest, items, per_page: int | None = None):
 def home(request: HttpRequest) -> HttpResponse:
     tracks = selectors.latest_dailies_by_track()
     dailies = [d for _, ds in tracks for d in ds]
+    language = get_language()
     leads, counts, latest_entries = selectors.daily_cards(
-        dailies, with_entries=[ds[0] for _, ds in tracks]
+        dailies, language=language, with_entries=[ds[0] for _, ds in tracks]
     )
     return render(
         request,
@@ -45,7 +46,7 @@ def home(request: HttpRequest) -> HttpResponse:
         {
             "tracks": tracks,
             "sections": daily_page.home_sections(
-                tracks, leads, counts, latest_entries, language=get_language()
+                tracks, leads, counts, latest_entries, language=language
             ),
             "topics": selectors.published_topics(),
         },
@@ -98,7 +99,7 @@ def track_archive(request: HttpRequest, track: str) -> HttpResponse:
     track_obj = get_object_or_404(Track, slug=track, is_active=True)
     page = page_or_404(request, selectors.track_archive(track_obj))
     dailies = list(page.object_list)
-    leads, counts, _entries = selectors.daily_cards(dailies)
+    leads, counts, _entries = selectors.daily_cards(dailies, language=get_language())
     return render(
         request,
         "dailies/track.html",
