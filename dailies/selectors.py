@@ -189,10 +189,11 @@ def _summaries(
 
 
 def daily_page_entries(
-    daily: Daily, *also: Callable[[list[DailyEntry]], Read | None]
+    daily: Daily, *also: Callable[[list[DailyEntry]], Read | None], language: str
 ) -> list[DailyEntry]:
-    """``daily_entries`` for the daily's own page: the entries in order with their papers and
-    venues (one query), each paper's organizations, summaries and topics in plain lists
+    """``daily_entries`` for the daily's own page in ``language``: the entries in order with
+    their papers and venues (one query), each paper's organizations, the summary an entry
+    prints (the one ``pick_language`` picks) and topics in plain lists
     (``organization_list``, ``summary_list``, ``topic_list``: a query each, the columns an
     entry prints: ``_ENTRY_LISTS``), and what apps above us prefetch
     (``extensions.read_paper_prefetches``); ``also`` make the caller's reads that need the
@@ -213,7 +214,10 @@ def daily_page_entries(
         entry.daily, entry.paper = daily, paper
         entries.append(entry)
     read_paper_lists(
-        [e.paper for e in entries], *(read(entries) for read in also), columns=_ENTRY_LISTS
+        [e.paper for e in entries],
+        *(read(entries) for read in also),
+        columns=_ENTRY_LISTS,
+        language=language,
     )
     return entries
 
@@ -222,12 +226,14 @@ def read_paper_lists(
     papers: list[Paper],
     *also: Read | None,
     columns: tuple[Columns, Columns, Columns] = (_ORGANIZATION, _SUMMARY, _TOPIC),
+    language: str | None = None,
 ) -> None:
-    """Each paper's organizations, summaries and topics in plain lists
-    (``organization_list``, ``summary_list``, ``topic_list``: a query each, by hand-written
-    SQL; all their columns, or ``columns``, the rest deferred), and what apps above us
-    prefetch (``extensions.read_paper_prefetches``); ``also``, the caller's own reads of the
-    same papers, run with them (one round trip on PostgreSQL: ``rows.run``)."""
+    """Each paper's organizations, summaries (with ``language``, only the one a page in it
+    prints: ``_summaries``) and topics in plain lists (``organization_list``,
+    ``summary_list``, ``topic_list``: a query each, by hand-written SQL; all their columns,
+    or ``columns``, the rest deferred), and what apps above us prefetch
+    (``extensions.read_paper_prefetches``); ``also``, the caller's own reads of the same
+    papers, run with them (one round trip on PostgreSQL: ``rows.run``)."""
     by_id = {paper.pk: paper for paper in papers}
     for paper in papers:
         paper.organization_list, paper.summary_list, paper.topic_list = [], [], []
@@ -235,7 +241,7 @@ def read_paper_lists(
     read_paper_prefetches(
         papers,
         _linked(by_id, "organizations", organizations, "organization_list", "label"),
-        _summaries(by_id, summaries),
+        _summaries(by_id, summaries, picked_for=language),
         _linked(by_id, "topics", topics, "topic_list", "name_en"),
         *also,
     )
@@ -369,12 +375,18 @@ def paper_headings(ids: Sequence[int]) -> dict[int, Paper]:
     return papers
 
 
-def read_index_lists(papers: list[Paper]) -> None:
+def read_index_lists(papers: list[Paper], *, language: str | None = None) -> None:
     """What an index, topic or search page prints of its papers (``index_papers()`` without
-    its prefetches, ``.prefetch_related(None)``): ``read_paper_lists``, and each paper's
-    published entries with their dailies (what the pages print of them: ``_APPEARED_IN``) and
-    tracks, newest first (``published_entries``): one query more."""
-    read_paper_lists(papers, _appearances(papers, user=PUBLIC, daily=_APPEARED_IN), columns=_LISTED)
+    its prefetches, ``.prefetch_related(None)``): ``read_paper_lists`` (with ``language``,
+    only the summary an item prints in it; a search's excerpt may come from either), and
+    each paper's published entries with their dailies (what the pages print of them:
+    ``_APPEARED_IN``) and tracks, newest first (``published_entries``): one query more."""
+    read_paper_lists(
+        papers,
+        _appearances(papers, user=PUBLIC, daily=_APPEARED_IN),
+        columns=_LISTED,
+        language=language,
+    )
 
 
 _SCORE = Columns(Score, "s")

@@ -57,13 +57,13 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
     daily = selectors.daily_page(track, date, user=request.user)
     if daily is None:
         raise Http404("no such daily")
+    language = get_language()
     # The selection is read with the entries' papers' lists (one round trip).
     entries = selectors.daily_page_entries(
-        daily, partial(selection_read, daily, previous_date=daily.previous_date)
+        daily, partial(selection_read, daily, previous_date=daily.previous_date), language=language
     )
     selection = daily.selection
     previous, following = daily_page.neighbours(daily)
-    language = get_language()
     return render(
         request,
         "dailies/daily.html",

@@ -37,7 +37,7 @@ def paper_index(request: HttpRequest) -> HttpResponse:
             count=selectors.index_paper_count(),
         )
     papers = list(page.object_list)
-    selectors.read_index_lists(papers)
+    selectors.read_index_lists(papers, language=get_language())
     return render(
         request,
         "search/paper_index.html",
@@ -110,5 +110,5 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
         count=selectors.index_paper_count(topic=topic),
     )
     papers = list(page.object_list)
-    selectors.read_index_lists(papers)
+    selectors.read_index_lists(papers, language=get_language())
     return render(request, "search/topic.html", {"topic": topic, "page": page, "papers": papers})

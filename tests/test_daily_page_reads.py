@@ -88,7 +88,7 @@ def test_its_entries_are_the_orms_with_everything_the_page_prints(db):
     venue = Venue.objects.create(slug="osdi-26", short_name="OSDI", year=2026)
     papers = [
         make_paper("first", orgs=("Zeta Lab", "Alpha Lab"), topics=("kv", "moe")),
-        make_paper("second", venue=venue, orgs=(), topics=()),
+        make_paper("second", venue=venue, orgs=(), topics=(), zh=None),
         make_paper("third", orgs=("Alpha Lab",), topics=("kv",)),
     ]
     Summary.objects.filter(paper=papers[2]).delete()
@@ -100,7 +100,7 @@ def test_its_entries_are_the_orms_with_everything_the_page_prints(db):
     Daily.objects.filter(pk=daily.pk).update(candidates_scored=7)
     daily.refresh_from_db()
 
-    mine = selectors.daily_page_entries(daily)
+    mine = selectors.daily_page_entries(daily, language="zh")
     orm = selectors.daily_entries(daily)
     assert [e.pk for e in mine] == [e.pk for e in orm] and len(mine) == 3
     for ours, theirs in zip(mine, orm, strict=True):
@@ -115,9 +115,11 @@ def test_its_entries_are_the_orms_with_everything_the_page_prints(db):
         assert (ours.paper.venue and _concrete(ours.paper.venue)) == (
             theirs.paper.venue and _concrete(theirs.paper.venue)
         )
+        # Of the summaries, only the one the entry prints: the Chinese one, else the English.
+        picked = pick_language(list(theirs.paper.summaries.all()), "zh")
         for mine_list, orm_list in (
             (ours.paper.organization_list, theirs.paper.organizations.all()),
-            (ours.paper.summary_list, theirs.paper.summaries.all()),
+            (ours.paper.summary_list, [picked] if picked else []),
             (ours.paper.topic_list, theirs.paper.topics.all()),
         ):
             assert len(mine_list) == len(orm_list)
@@ -143,6 +145,8 @@ def test_its_entries_are_the_orms_with_everything_the_page_prints(db):
     assert [c.name for c in first.reference_code_list] == ["An sim", "KV sim"]
     assert _loaded(first.deep_dive_list[0])[1] == {"body_en", "body_zh"}
     assert mine[1].paper.venue == venue and mine[0].paper.venue is None
+    assert [s.language for s in mine[0].paper.summary_list] == ["zh"]
+    assert [s.language for s in mine[1].paper.summary_list] == ["en"]  # no Chinese one
     assert mine[2].paper.summary_list == []
 
 
@@ -153,14 +157,14 @@ def test_a_prefetch_registered_without_a_reader_is_applied_as_a_prefetch(db, mon
     extensions.register_paper_prefetch(
         lambda prefix: Prefetch(f"{prefix}organizations", to_attr="orgs_by_prefetch")
     )
-    (entry,) = selectors.daily_page_entries(daily)
+    (entry,) = selectors.daily_page_entries(daily, language="en")
     assert [o.label for o in entry.paper.orgs_by_prefetch] == ["Org"]
     assert entry.paper.deep_dive_list == []  # the registered readers still ran
 
 
 def test_a_daily_without_entries_reads_none(db):
     daily = make_daily(papers=[])
-    assert selectors.daily_page_entries(daily) == []
+    assert selectors.daily_page_entries(daily, language="en") == []
 
 
 def test_columns_convert_each_value_as_the_orm_does(db):
@@ -307,6 +311,17 @@ def test_the_index_lists_are_the_prefetches_of_index_papers(db):
         ):
             assert all(unread <= item.get_deferred_fields() for item in listed)
         assert ours.deep_dive_list == [] and ours.reference_code_list == []
+    # The index and topic pages print one summary per paper, and read only that one (a
+    # search's excerpt may come from either, so it reads both: above).
+    picked = list(selectors.index_papers().prefetch_related(None))
+    selectors.read_index_lists(picked, language="en")
+    assert [[s.language for s in p.summary_list] for p in picked] == [
+        [s.language for s in [pick_language(list(t.summaries.all()), "en")] if s] for t in orm
+    ]
+    assert {p.slug: [s.language for s in p.summary_list] for p in picked} == {
+        "shared": ["en"],
+        "single": ["zh"],  # no English one
+    }
     shared_entries = next(p for p in mine if p.slug == "shared").published_entries
     # Newest first, then by the tracks' order; the draft daily's entry is not among them.
     assert [(e.daily.date, e.daily.track.slug) for e in shared_entries] == [

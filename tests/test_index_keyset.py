@@ -207,6 +207,11 @@ def test_a_filtered_index_is_paged_by_key_and_keeps_its_filters(db, anonymous, s
     assert _link(second, "Oldest") == "?topic=kv-cache&track=infra&page=3&before=end"
 
 
+def _is_index_page(sql: str) -> bool:
+    """The index page's query: the papers through their latest published entries."""
+    return "NOT EXISTS" in sql and "dailies_dailyentry" in sql
+
+
 def _slugs(papers) -> list[str]:
     return [paper.slug for paper in papers]
 
@@ -233,7 +238,7 @@ def test_a_numbered_page_in_the_older_half_is_read_from_the_end(demo, anonymous,
     with CaptureQueriesContext(connection) as back:
         anonymous.get("/en/papers/?page=5")
     assert len(front) == len(back)
-    (page_front,) = [q["sql"] for q in front if "NOT EXISTS" in q["sql"]]
-    (page_back,) = [q["sql"] for q in back if "NOT EXISTS" in q["sql"]]
+    (page_front,) = [q["sql"] for q in front if _is_index_page(q["sql"])]
+    (page_back,) = [q["sql"] for q in back if _is_index_page(q["sql"])]
     assert re.search(r"LIMIT 3 OFFSET 3\b", page_front)
     assert re.search(r"LIMIT 3 OFFSET 1\b", page_back) and "ASC" in page_back.split("ORDER BY")[-1]
