@@ -27,7 +27,7 @@ from papers.models import Paper
 from search import backends
 from search.backends import MAX_RESULTS, Filters, Hit, Match
 from search.backends.base import appearances, tagged_paper_ids
-from search.text import QueryTerm, parse_query, tokens, word_terms
+from search.text import QueryTerm, parse_query, tokens, word_terms, words_by_term
 
 P = TypeVar("P", bound=Paper)
 
@@ -103,9 +103,9 @@ class Highlighter:
 
     terms: Sequence[QueryTerm]
     prefixes: Sequence[str] = ()
-    # The distinct words worked out so far, and those of them that matched: a page of
-    # results (titles, summaries, abstracts) repeats its words, and a word's terms cost a
-    # fold, a stem and a split.
+    # With prefixes (a query's unknown words, expanded), the distinct words worked out so
+    # far and those of them that matched: a page of results (titles, summaries, abstracts)
+    # repeats its words. Without, the process knows its words by term (``words_by_term``).
     words_seen: set[str] = field(default_factory=set, compare=False, repr=False)
     words_matched: set[str] = field(default_factory=set, compare=False, repr=False)
 
@@ -119,7 +119,10 @@ class Highlighter:
 
     def matched(self, words: set[str]) -> set[str]:
         """Those of ``words`` (Latin-script words of a text) that matched, themselves or
-        one of their camel-case parts; each distinct word is worked out once."""
+        one of their camel-case parts; each distinct word is worked out once (per process:
+        ``words_by_term``; per highlighter with the prefixes of unknown words)."""
+        if not self.prefixes:
+            return words_by_term.matching(words, self.latin_terms)
         new = words.difference(self.words_seen)
         if new:
             latin, prefixes = self.latin_terms, tuple(self.prefixes)

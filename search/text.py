@@ -171,6 +171,56 @@ def _terms_of(word: str) -> tuple[str, ...]:
 _kept_terms_of = functools.lru_cache(maxsize=WORD_TERMS_KEPT)(_terms_of)
 
 
+class WordsByTerm:
+    """The Latin-script words this process has met in texts, by each of their terms
+    (``word_terms``), so that which of a text's words a query's terms match is a few set
+    operations in C: a page of search results asks it of some 2,500 distinct words, and
+    asking them one by one was a tenth of the page. At most ``kept`` words are known (the
+    words of a corpus repeat); past that it starts afresh. A word longer than
+    ``WORD_TERMS_LONGEST`` is worked out each time and never kept, as by ``word_terms``."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self._known: set[str] = set()
+        self._by_term: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._known.clear()
+            self._by_term.clear()
+
+    def matching(self, words: set[str], terms: frozenset[str]) -> set[str]:
+        """Those of ``words`` one of whose terms is in ``terms``."""
+        found: set[str] = set()
+        with self._lock:
+            new = words.difference(self._known)
+            if new:
+                if len(self._known) + len(new) > self.kept:
+                    self._known.clear()
+                    self._by_term.clear()
+                    new = words
+                for word in new:
+                    if len(word) > WORD_TERMS_LONGEST or len(self._known) >= self.kept:
+                        if not terms.isdisjoint(_terms_of(word)):
+                            found.add(word)
+                        continue
+                    for term in _kept_terms_of(word):
+                        self._by_term.setdefault(term, set()).add(word)
+                    self._known.add(word)
+            for term in terms:
+                having = self._by_term.get(term)
+                if having:
+                    found |= words & having
+        return found
+
+
+words_by_term = WordsByTerm(WORD_TERMS_KEPT)
+
+
 def _han_tokens(run: str, start: int, *, mode: str) -> Iterator[Token]:
     for word, a, b in _segmenter().tokenize(run, mode=mode):
         word = word.strip()

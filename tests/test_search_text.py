@@ -101,6 +101,7 @@ def test_a_highlighter_works_each_distinct_word_out_once_and_marks_as_before(mon
         lambda word, *a, **kw: calls.append(word) or real(word, *a, **kw),
     )
     search.text._kept_terms_of.cache_clear()
+    search.text.words_by_term.clear()
     text = "Caching the KVCache: caching again, the cache and KV caches. " * 20
     hl, again = _hl("caching KVCache"), _hl("again")
     calls.clear()  # the queries' own words
@@ -176,3 +177,28 @@ def test_the_best_excerpt_shows_the_most_different_matched_words():
     marked, language, at = best_excerpt(texts, hl)
     assert marked == "<mark>KV</mark> <mark>cache</mark> here" and language == "en" and at == 1
     assert best_excerpt([("nothing", "en")], hl) is None
+
+
+@pytest.mark.parametrize("kept", [3, 4, 9])
+def test_the_words_known_by_term_stay_within_their_bound_and_mark_the_same(monkeypatch, kept):
+    """The process knows at most ``kept`` words by term (``words_by_term``): past that it
+    starts afresh, and a text with more distinct words than that is worked out word by word.
+    The marks are the same either way."""
+    import search.text
+
+    words = search.text.WordsByTerm(kept)
+    monkeypatch.setattr(search.text, "words_by_term", words)
+    monkeypatch.setattr("search.service.words_by_term", words)
+    blob = "x" * (search.text.WORD_TERMS_LONGEST + 1)
+    texts = [
+        "the cache caches",  # 3 distinct words: exactly the bound of the first case
+        "KVCache and cache, again caching",  # 5, one known
+        f"{blob} cache",  # the blob is never kept
+        "caches the cache",  # known (or known again)
+        "the KVCache and the caches cache and caching",  # 5: more than 4 words known
+    ]
+    hl = _hl("cache kv")
+    for text in texts:
+        assert spans(text, hl) == _every_run(text, "cache kv")
+        assert len(words) <= kept
+    assert blob not in words._known
