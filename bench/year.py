@@ -1,13 +1,17 @@
 """A year of five tracks on PostgreSQL: do the public pages cost what they cost on the demo?
 
-In one scratch database (a test database, created, migrated and dropped here) it loads the
-demo (``load_demo``) and measures the public pages on it; then it generates a year of five
-tracks — ``DAYS`` days × ``TRACKS`` tracks ≈ 2,000 published dailies, 10 entries each
-(20,000 entries) and ``CANDIDATES`` ingested candidates per daily (≈300,000 papers, each
-with a score for its track and summaries in both languages), ingested inside their daily's
-window so the selection chart and the near misses read real candidates — with COPY, indexes
-the published papers for search through the real rebuild path, and measures the same pages
-at that scale:
+In one scratch database (created, migrated and dropped here) it loads the demo
+(``load_demo``) and generates on top of it a year of five tracks — ``DAYS`` days ×
+``TRACKS`` tracks ≈ 2,000 published dailies, 10 entries each (20,000 entries) and
+``CANDIDATES`` ingested candidates per daily (≈300,000 papers, each with a score for its
+track and summaries in both languages), ingested inside their daily's window so the
+selection chart and the near misses read real candidates — with COPY, indexes the
+published papers for search through the real rebuild path, and measures the same pages
+at that scale against the same pages of the demo alone (a second scratch database,
+``<name>_demo``, dropped after). The two are measured in ``BENCH_YEAR_ROUNDS`` (default 6)
+alternating rounds, each database on a connection of its own, so that both see the same
+machine: measured one after the other, a shared machine's drift of a third within minutes
+went into the ratios.
 
 daily page, home, track archive (first and last page), index (first, middle and last page,
 as its pager links them), paper page, topic page and search — render time through Django's
@@ -21,9 +25,8 @@ the newest matches do not fill the list, as on the demo).
 ``BENCH_YEAR_DAYS`` (default 400), ``BENCH_YEAR_CANDIDATES`` (per daily, default 150),
 ``BENCH_YEAR_RUNS`` (measured renders per page, default 30), ``BENCH_DB_NAME`` (the scratch
 database, default bench_year), ``BENCH_KEEP_DB=1`` keeps it. ``BENCH_REUSE_DB=1`` measures a
-kept one again without generating the year: the demo is measured in a scratch database of its
-own (``<name>_demo``, dropped after), the kept one is migrated, its search index rebuilt when
-``BENCH_REINDEX=1``, then measured, and kept.
+kept one again without generating the year: it is migrated, its search index rebuilt when
+``BENCH_REINDEX=1``, then measured against a fresh demo database, and kept.
 
 Each page is rendered as a worker renders it after a bump of the content version: with what
 the process keeps rendered under its own data (a daily's entries, index and topic items, the
@@ -57,7 +60,7 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction  # noqa: E402
 from django.db.models import Count  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
@@ -75,6 +78,7 @@ DAYS = int(os.environ.get("BENCH_YEAR_DAYS", "400"))
 PER_DAILY = 10
 CANDIDATES = int(os.environ.get("BENCH_YEAR_CANDIDATES", "150"))
 RUNS = int(os.environ.get("BENCH_YEAR_RUNS", "30"))
+ROUNDS = int(os.environ.get("BENCH_YEAR_ROUNDS", "6"))
 TARGET_RATIO = 2.0
 LAST_DAY = dt.date(2026, 10, 27)  # the demo's newest daily is 10-28: the demo stays on top
 TEXTS = 2000  # distinct abstracts and summaries, shared round-robin by the candidates
@@ -342,18 +346,24 @@ def _shorter(sql: str) -> str:
     return re.sub(r"^SELECT .*? FROM ", "SELECT … FROM ", " ".join(sql.split()), count=1)
 
 
-def measure(client: Client, path: str) -> dict:
+def renders(client: Client, path: str, runs: int) -> list[float]:
+    """``runs`` renders of ``path`` after three unmeasured ones (ms each)."""
     for _ in range(3):
         response = client.get(path, **HOST)
     if response.status_code != 200:
         raise SystemExit(f"{path} answered {response.status_code}")
     times = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         started = time.perf_counter()
         client.get(path, **HOST)
         times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def figures(client: Client, path: str, times: list[float]) -> dict:
+    """The page's figures from its render ``times``, with one more render's queries."""
     with CaptureQueriesContext(connection) as queries:
-        client.get(path, **HOST)
+        response = client.get(path, **HOST)
     ordered = sorted(times)
     slowest = max(queries.captured_queries, key=lambda q: float(q["time"]))
     return {
@@ -367,14 +377,58 @@ def measure(client: Client, path: str) -> dict:
     }
 
 
-def measure_all(pages: dict[str, str]) -> dict[str, dict]:
+_connections: dict[str, object] = {}
+
+
+def use_database(name: str) -> None:
+    """Point the default connection at database ``name``: a connection of its own, kept
+    open (a new server process per switch would start with cold catalog and plan caches,
+    and the statements unprepared). Both databases share the cache: what the other one's
+    content version kept (the topics' and the index's counts) is dropped, as after any
+    write made outside the services."""
+    if name not in _connections:
+        current = connections[DEFAULT_DB_ALIAS]
+        settings_dict = {**current.settings_dict, "NAME": name}
+        _connections[name] = type(current)(settings_dict, DEFAULT_DB_ALIAS)
+    connections[DEFAULT_DB_ALIAS] = _connections[name]
+    content_version_bump()
+
+
+def measure_both(demo_db: str, year_db: str) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The demo's pages (in ``demo_db``) and the year's (in ``year_db``), measured in
+    ``ROUNDS`` alternating rounds of ``RUNS / ROUNDS`` renders per page, so that both see
+    the same machine: on a shared one the speed drifts by a third within minutes, and a
+    page measured on the demo and then on the year took that drift for its ratio."""
     # As a worker runs (digest_site/wsgi.py): what this process made so far (the demo, a
     # year) kept out of the collector's full passes, which otherwise land in a few renders
     # at a quarter second each and move the medians (a demo home page measured 155 ms).
-    gc.collect()
-    gc.freeze()
+    sides = {"demo": (demo_db, "infra"), "year": (year_db, "year0")}
+    pages, times = {}, {}
+    for side, (db, track) in sides.items():
+        use_database(db)
+        pages[side] = pages_of(Track.objects.get(slug=track), "cache")
+        times[side] = {label: [] for label in pages[side]}
     client = Client()
-    return {label: measure(client, path) for label, path in pages.items()}
+    per_round = max(1, RUNS // ROUNDS)
+    for number in range(ROUNDS):
+        for side in ("demo", "year") if number % 2 == 0 else ("year", "demo"):
+            use_database(sides[side][0])
+            gc.collect()
+            gc.freeze()
+            for label, path in pages[side].items():
+                times[side][label] += renders(client, path, per_round)
+    found = {}
+    for side, (db, _track) in sides.items():
+        use_database(db)
+        found[side] = {
+            label: figures(client, path, times[side][label] + renders(client, path, 0))
+            for label, path in pages[side].items()
+        }
+    print(
+        f"measured in {ROUNDS} rounds alternating the demo and the year, {per_round * ROUNDS}"
+        " renders per page each (page cache off)"
+    )
+    return found["demo"], found["year"]
 
 
 def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
@@ -427,14 +481,24 @@ def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
     return ok
 
 
-def measure_demo() -> dict[str, dict]:
-    """The demo's pages, in the database the connection is on (loads the demo)."""
+def load_demo_into(name: str) -> None:
+    """A database ``name`` (made afresh) with the demo in it, analysed."""
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)}")
+        cursor.execute(f"CREATE DATABASE {connection.ops.quote_name(name)}")
+    use_database(name)
+    call_command("migrate", verbosity=0)
     call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
-    demo = measure_all(pages_of(Track.objects.get(slug="infra"), "cache"))
-    print(f"demo measured ({RUNS} renders per page, page cache off)")
-    return demo
+
+
+def drop_database(name: str, *, back_to: str) -> None:
+    use_database(back_to)
+    if name in _connections:
+        _connections.pop(name).close()
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)}")
 
 
 def index_for_search() -> None:
@@ -445,26 +509,20 @@ def index_for_search() -> None:
     print(f"indexed {indexed:,} published papers in {time.perf_counter() - started:.0f} s")
 
 
-def measure_kept(name: str) -> tuple[dict[str, dict], dict[str, dict]]:
-    """The demo in a scratch database of its own, then the kept year ``name`` (migrated)."""
-    settings.DATABASES["default"]["TEST"]["NAME"] = f"{name}_demo"
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
-        demo = measure_demo()
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
-    connection.close()
-    settings.DATABASES["default"]["NAME"] = name
-    connection.settings_dict["NAME"] = name
-    call_command("migrate", verbosity=0)
-    # Another database under the same cache: what the demo's content version kept (the
-    # topics' and the index's counts) is not the year's, as after any write made outside
-    # the services.
-    content_version_bump()
-    print(f"reusing the year in {name} (BENCH_REUSE_DB)")
-    if os.environ.get("BENCH_REINDEX"):
-        index_for_search()
-    return demo, measure_all(pages_of(Track.objects.get(slug="year0"), "cache"))
+def generate_into(name: str) -> None:
+    """A database ``name`` (made afresh) with the demo and a year on top of it, indexed."""
+    load_demo_into(name)
+    started = time.perf_counter()
+    with transaction.atomic():
+        counts = generate_year(random.Random(SEED))
+    content_version_bump()  # written by COPY, not through the services
+    print(
+        f"generated a year in {time.perf_counter() - started:.0f} s: "
+        f"{counts['dailies']:,} published dailies, {counts['entries']:,} entries, "
+        f"{counts['papers']:,} candidates with {counts['scores']:,} scores and "
+        f"{counts['summaries']:,} summaries"
+    )
+    index_for_search()
 
 
 def main() -> int:
@@ -472,38 +530,30 @@ def main() -> int:
         print("bench/year.py needs PostgreSQL: set DATABASE_URL (skipped).")
         return 0
     name = os.environ.get("BENCH_DB_NAME", "bench_year")
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = name
+    demo_name = f"{name}_demo"
+    home = connection.settings_dict["NAME"]
     began = time.perf_counter()
-    if os.environ.get("BENCH_REUSE_DB"):
-        with override_settings(PAGE_CACHE_ENABLED=False):
-            ok = report(*measure_kept(name))
-        print(f"\nwhole run {time.perf_counter() - began:.0f} s; target ≤ {TARGET_RATIO}× and no")
-        print(f"more queries per page: {'met' if ok else 'NOT met'}")
-        return 0
-    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    reusing = bool(os.environ.get("BENCH_REUSE_DB"))
     try:
         with override_settings(PAGE_CACHE_ENABLED=False):
-            demo = measure_demo()
-            started = time.perf_counter()
-            with transaction.atomic():
-                counts = generate_year(random.Random(SEED))
-            content_version_bump()  # written by COPY, not through the services
-            print(
-                f"generated a year in {time.perf_counter() - started:.0f} s: "
-                f"{counts['dailies']:,} published dailies, {counts['entries']:,} entries, "
-                f"{counts['papers']:,} candidates with {counts['scores']:,} scores and "
-                f"{counts['summaries']:,} summaries"
-            )
-            index_for_search()
-            year = measure_all(pages_of(Track.objects.get(slug="year0"), "cache"))
-            ok = report(demo, year)
+            if reusing:
+                use_database(name)
+                call_command("migrate", verbosity=0)
+                print(f"reusing the year in {name} (BENCH_REUSE_DB)")
+                if os.environ.get("BENCH_REINDEX"):
+                    index_for_search()
+            else:
+                generate_into(name)
+            load_demo_into(demo_name)
+            ok = report(*measure_both(demo_name, name))
         print(f"\nwhole run {time.perf_counter() - began:.0f} s; target ≤ {TARGET_RATIO}× and no")
         print(f"more queries per page: {'met' if ok else 'NOT met'}")
     finally:
-        if os.environ.get("BENCH_KEEP_DB"):
-            print(f"kept the scratch database {connection.settings_dict['NAME']}")
+        drop_database(demo_name, back_to=home)
+        if reusing or os.environ.get("BENCH_KEEP_DB"):
+            print(f"kept the scratch database {name}")
         else:
-            connection.creation.destroy_test_db(old_name, verbosity=0)
+            drop_database(name, back_to=home)
     return 0
 
 
