@@ -178,3 +178,30 @@ def test_an_any_term_pool_found_through_the_index_is_the_pool_the_walk_finds(
         for limit in (1, 2, 3, 6):
             window = backend.ranked(match, offset=offset, limit=limit)
             assert window == everything[offset : offset + limit], (offset, limit)
+
+
+def _ranked_below_a_limit(plan: dict, under_limit: bool = False) -> bool:
+    """Whether a node of ``plan`` (EXPLAIN VERBOSE, JSON) under a Limit computes ts_rank."""
+    if under_limit and any("ts_rank" in column for column in plan.get("Output", [])):
+        return True
+    under_limit = under_limit or plan["Node Type"] == "Limit"
+    return any(_ranked_below_a_limit(child, under_limit) for child in plan.get("Plans", []))
+
+
+def test_past_the_pool_only_the_page_is_ranked_in_postgres(quasars, monkeypatch, is_postgres):
+    """The matches past the pool are listed newest first; PostgreSQL ranks (reads the toasted
+    vector of) only the page's rows, once the order cut them, not every remaining match."""
+    if not is_postgres:
+        pytest.skip("the SQLite backend's counterpart is test_it_ranks_only_the_page_past_the_pool")
+    _bounds(monkeypatch, exact_limit=1, pool_size=3)
+    with CaptureQueriesContext(connection) as queries:
+        hits = search("quasar")[4:6]
+    assert _numbers(hits, quasars) == [5, 3]
+    (remainder,) = [q["sql"] for q in queries.captured_queries if "NOT IN" in q["sql"]]
+    with connection.cursor() as cursor:
+        for setting in ("enable_indexscan", "enable_bitmapscan"):  # a scan of each kind
+            cursor.execute(f"SET LOCAL {setting} = off")
+            cursor.execute(f"EXPLAIN (VERBOSE, FORMAT JSON) {remainder}")
+            (plan,) = cursor.fetchone()[0]
+            assert not _ranked_below_a_limit(plan["Plan"]), plan
+            cursor.execute(f"RESET {setting}")
