@@ -360,15 +360,7 @@ def _copy_postgres_index(documents, last: dict, now) -> None:
             " FROM STDIN"
         ) as copy:
             for pk, fields in documents:
-                copy.write_row(
-                    (
-                        pk,
-                        last[pk],
-                        postgres.tsvector_literal(fields),
-                        postgres.head_literal(fields[HEAD]),
-                        now,
-                    )
-                )
+                copy.write_row((pk, last[pk], *postgres.vector_literals(fields), now))
 
 
 def _write_sqlite_index(documents, last: dict, now, batch: int = 5000) -> None:

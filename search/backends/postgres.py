@@ -15,7 +15,7 @@ them, newest first.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -47,9 +47,16 @@ def ts_quote(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsvector_literal(fields: dict[str, list[str]]) -> str:
-    """``'term':1A,7B ...`` from each weight class's terms, in order: every occurrence with
-    its position and class (numbered as ``positions`` numbers them)."""
+def vector_literals(fields: dict[str, list[str]]) -> tuple[str, str]:
+    """The literals of ``vector`` and ``head_vector`` from each weight class's terms, in order.
+
+    ``vector``: ``'term':1A,7B ...``, every occurrence with its position and class
+    (numbered as ``positions`` numbers them). ``head_vector``: the same for the terms of the
+    A fields alone, with every position of theirs (B and C ones too). ``ts_rank`` sums, for
+    each query term, over that term's own positions, so a query whose terms are all among
+    them ranks the same on ``head_vector`` as on ``vector``: the pool of papers with every
+    query term in their A fields is ranked from the small, inline column, not the toasted
+    vectors (``HEAD_RANK_SQL``)."""
     found: dict[str, list[str]] = {}
     position = 0
     for weight in FIELD_CLASSES:
@@ -58,12 +65,9 @@ def tsvector_literal(fields: dict[str, list[str]]) -> str:
             seen = found.setdefault(term, [])
             if len(seen) < MAX_POSITIONS:
                 seen.append(f"{position}{weight}")
-    return " ".join(f"{ts_quote(t)}:{','.join(p)}" for t, p in found.items())
-
-
-def head_literal(terms: Iterable[str]) -> str:
-    """The A-class terms, without positions: ``head_vector`` only has to match."""
-    return " ".join(ts_quote(t) for t in sorted(set(terms)))
+    entries = {t: f"{ts_quote(t)}:{','.join(p)}" for t, p in found.items()}
+    head = dict.fromkeys(fields[FIELD_CLASSES[0]])  # the A fields' terms, in order
+    return " ".join(entries.values()), " ".join(entries[t] for t in head)
 
 
 def tsquery_literal(match: Match, *, any_term: bool | None = None) -> str:
@@ -75,6 +79,9 @@ def tsquery_literal(match: Match, *, any_term: bool | None = None) -> str:
 
 # ts_rank over the "any term" query (the second parameter of every ranking statement).
 RANK_SQL = f"ts_rank('{TS_RANK_WEIGHTS}', d.vector, CAST(%s AS tsquery))"
+# The same rank from ``head_vector``, for papers that hold every query term (no prefix) in
+# their A fields (``vector_literals``).
+HEAD_RANK_SQL = f"ts_rank('{TS_RANK_WEIGHTS}', d.head_vector, CAST(%s AS tsquery))"
 
 
 def rank_literal(match: Match) -> str:
@@ -117,13 +124,7 @@ class PostgresBackend:
                 " (paper_id, last_appeared, vector, head_vector, indexed_at)"
                 " VALUES (%s, %s, %s::tsvector, %s::tsvector, %s)",
                 [
-                    (
-                        d.paper_id,
-                        d.last_appeared,
-                        tsvector_literal(d.term_fields()),
-                        head_literal(d.terms("A")),
-                        now,
-                    )
+                    (d.paper_id, d.last_appeared, *vector_literals(d.term_fields()), now)
                     for d in docs
                 ],
             )
@@ -274,13 +275,14 @@ class PostgresBackend:
         then C, so the first occurrence is the heaviest and the rank is Σ wⱼ/j² / (π²/6),
         at least 1.0/1.645 ≈ 0.61 with an A occurrence and below 0.4·1.645/1.645 = 0.4
         without. So the page is ranked among the papers whose small, inline ``head_vector``
-        has the word (a tenth of the matches, typically), and only a page past those ranks
-        the others: the same hits in the same order, with far fewer vectors read.
+        has the word (a tenth of the matches, typically), from that column (it holds the
+        word's every position: the same rank), and only a page past those ranks the others:
+        the same hits in the same order, with far fewer vectors read.
         """
         head_where, head_params = self._where(match, "d.head_vector")
         with self._guarded(match) as cursor:
             cursor.execute(
-                f"SELECT d.paper_id, {RANK_SQL} AS s, count(*) OVER ()"
+                f"SELECT d.paper_id, {HEAD_RANK_SQL} AS s, count(*) OVER ()"
                 f" FROM dailies_searchdocument d WHERE {head_where}"
                 " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s",
                 [rank_literal(match), *head_params, limit, offset],
@@ -321,13 +323,16 @@ class PostgresBackend:
             return [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
 
     def _pooled(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
-        """The pool (newest ``POOL_SIZE`` papers with every term in their A fields) ranked,
-        then the other matches newest first. Left to the planner: it knows how common the
+        """The pool (newest ``POOL_SIZE`` papers with every term in their A fields) ranked
+        (from their ``head_vector`` when the match has no prefix and wants every term: the
+        same rank, ``vector_literals``), then the other matches newest first. Left to the planner: it knows how common the
         words are in the small, inline ``head_vector``, and either plan of the remainder
         (newest rows first, or the bitmap) reads few vectors."""
         head_where, head_params = self._where(match, "d.head_vector")
+        # Every term (no prefix) in the A fields: the same rank from the inline head_vector.
+        ranked = "d.vector" if match.any_term or match.prefixes else "d.head_vector AS vector"
         pool = (
-            "SELECT d.paper_id, d.last_appeared, d.vector FROM dailies_searchdocument d"
+            f"SELECT d.paper_id, d.last_appeared, {ranked} FROM dailies_searchdocument d"
             f" WHERE {head_where} ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s"
         )
         pool_params = [*head_params, POOL_SIZE]

@@ -3,7 +3,7 @@ of the query, with weights A 1.0 (title, takeaways, headlines, topic names), B 0
 (summaries), C 0.2 (abstract, organisations), so that every matched term counts the same
 whatever their distance. PostgreSQL computes it itself (``TS_RANK_WEIGHTS``); SQLite with
 ``rank_or`` below, a line-for-line copy of PostgreSQL's ``calc_rank_or``, over positions
-numbered as ``positions`` numbers them (the PostgreSQL backend's ``tsvector_literal`` numbers
+numbered as ``positions`` numbers them (the PostgreSQL backend's ``vector_literals`` numbers
 them the same way). Ties go to the newer paper, then the higher id.
 """
 
@@ -21,7 +21,7 @@ MAX_POSITION = 16383
 
 
 def positions(fields: Sequence[Sequence[str]]) -> dict[str, list[tuple[int, float]]]:
-    """Each term's (position, weight) list, numbered as ``tsvector_literal`` numbers them:
+    """Each term's (position, weight) list, numbered as ``vector_literals`` numbers them:
     one position per token across the A, B and C fields, at most 256 per term."""
     found: dict[str, list[tuple[int, float]]] = {}
     position = 0
