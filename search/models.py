@@ -25,8 +25,10 @@ class SearchDocument(models.Model):
     # PostgreSQL only. Title, takeaways, headlines and topic names weigh A, summaries B,
     # abstract and organisations C. GIN-indexed by dailies migration 0004 (PostgreSQL only).
     vector = SearchVectorField(null=True, editable=False)
-    # PostgreSQL only: the A fields alone, small enough to stay inline; it picks the
-    # candidates worth ranking when a query word is in a large part of the corpus.
+    # PostgreSQL only: the A fields' terms alone, each with every position it has in
+    # ``vector``, small enough to stay inline; it picks the candidates worth ranking when a
+    # query word is in a large part of the corpus, and ranks those that hold every query term
+    # with the same score as ``vector`` (search.backends.postgres.vector_literals).
     head_vector = SearchVectorField(null=True, editable=False)
     indexed_at = models.DateTimeField()
 

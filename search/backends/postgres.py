@@ -325,9 +325,9 @@ class PostgresBackend:
     def _pooled(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
         """The pool (newest ``POOL_SIZE`` papers with every term in their A fields) ranked
         (from their ``head_vector`` when the match has no prefix and wants every term: the
-        same rank, ``vector_literals``), then the other matches newest first. Left to the planner: it knows how common the
-        words are in the small, inline ``head_vector``, and either plan of the remainder
-        (newest rows first, or the bitmap) reads few vectors."""
+        same rank, ``vector_literals``), then the other matches newest first. Left to the
+        planner: it knows how common the words are in the small, inline ``head_vector``, and
+        either plan of the remainder (newest rows first, or the bitmap) reads few vectors."""
         head_where, head_params = self._where(match, "d.head_vector")
         # Every term (no prefix) in the A fields: the same rank from the inline head_vector.
         ranked = "d.vector" if match.any_term or match.prefixes else "d.head_vector AS vector"
