@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from dailies.models import Daily, DailyEntry
 from dailies.selection import Candidate, Selection
+from dailies.selectors import HomeTrack
 from dailies.templatetags.digest import (
     clean_truncate,
     criterion_label,
@@ -157,40 +158,22 @@ def entries_html(
     return html
 
 
-def home_sections(
-    tracks: list[tuple[Track, list[Daily]]],
-    leads: dict[int, DailyEntry],
-    counts: dict[int, int],
-    latest_entries: dict[int, list[DailyEntry]],
-    *,
-    language: str,
-) -> list[Markup]:
-    """Each track's section of the home page (``dailies/_home_track.html``): its newest
-    dailies (``selectors.latest_dailies_by_track``), the newest one's entries and the others'
-    cards (``selectors.daily_cards``). A section is rendered from those alone and kept under
-    them (``fragment_cache``), as a daily's entries are."""
+def home_sections(sections: list[HomeTrack]) -> list[Markup]:
+    """Each track's section of the home page (``dailies/_home_track.html``), as read by
+    ``selectors.home_tracks``. A section is built and rendered from its rows alone, so it is
+    kept under them (``fragment_cache``): a render after a publish elsewhere, or an edit of
+    another track's entry, builds and renders only the sections whose rows changed."""
     translate = jinja.translator()
-    sections = []
-    for track, dailies in tracks:
-        ids = [daily.pk for daily in dailies]
-        values = {
-            "track": track,
-            "dailies": dailies,
-            "entries": latest_entries.get(ids[0]),
-            "counts": {pk: counts[pk] for pk in ids if pk in counts},
-            "leads": {pk: leads[pk] for pk in ids if pk in leads},
-            "language": language,
-        }
-        sections.append(
-            jinja.render_kept(
-                fragment_cache.home_tracks,
-                "dailies/_home_track.html",
-                values,
-                lambda values=values: values,
-                translate,
-            )
+    return [
+        jinja.render_kept(
+            fragment_cache.home_tracks,
+            "dailies/_home_track.html",
+            section.rows,
+            section.values,
+            translate,
         )
-    return sections
+        for section in sections
+    ]
 
 
 def near_miss_rows(selection: Selection, *, track: Track, language: str) -> list[ScoreRow]:

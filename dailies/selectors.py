@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import (
@@ -135,17 +137,25 @@ def _linked(
 ) -> Read | None:
     """The read of what each of ``papers`` links through its many-to-many field ``name``,
     appended to its list ``attribute`` in ``order`` (a column of ``columns``' table)."""
-    if not papers:
+    return _linked_read(
+        list(papers), name, columns, order, partial(_put_linked, papers, columns, attribute)
+    )
+
+
+def _linked_read(
+    paper_ids: list[int],
+    name: str,
+    columns: Columns,
+    order: str,
+    apply: Callable[[list[tuple]], None],
+) -> Read | None:
+    """The read of the rows of what ``paper_ids`` link through ``name``, each the paper's id
+    and then ``columns``, in ``order``: ``apply`` takes them."""
+    if not paper_ids:
         return None
     field = Paper._meta.get_field(name)
     links, alias = field.remote_field.through, quote(columns.alias)
-    ids, ids_params = one_of(list(papers))
-
-    def apply(rows: list[tuple]) -> None:
-        db = connections[DEFAULT_DB_ALIAS]
-        for row in rows:
-            getattr(papers[row[0]], attribute).append(columns.build(row, 1, db))
-
+    ids, ids_params = one_of(paper_ids)
     return Read(
         f"SELECT x.{quote(field.m2m_column_name())}, {columns.sql} "
         f"FROM {table(columns.model)} {alias} JOIN {table(links)} x "
@@ -157,6 +167,15 @@ def _linked(
     )
 
 
+def _put_linked(
+    papers: dict[int, Paper], columns: Columns, attribute: str, rows: Sequence[tuple]
+) -> None:
+    """``_linked_read``'s rows built and appended to their papers' lists ``attribute``."""
+    db = connections[DEFAULT_DB_ALIAS]
+    for row in rows:
+        getattr(papers[row[0]], attribute).append(columns.build(row, 1, db))
+
+
 def _summaries(
     papers: dict[int, Paper], columns: Columns = _SUMMARY, *, picked_for: str | None = None
 ) -> Read | None:
@@ -164,28 +183,42 @@ def _summaries(
     page prints, the rest deferred) into its ``summary_list``; with ``picked_for`` (a
     language), only the one ``pick_language`` picks for it: the summary in that language,
     else the one in the other (a paper has one per language, in the two languages)."""
-    if not papers:
+    return _summaries_read(
+        list(papers), columns, picked_for, partial(_put_summaries, papers, columns)
+    )
+
+
+def _summaries_read(
+    paper_ids: list[int],
+    columns: Columns,
+    picked_for: str | None,
+    apply: Callable[[list[tuple]], None],
+) -> Read | None:
+    """The read of the rows of ``paper_ids``' summaries (``_summaries``): ``apply`` takes
+    them."""
+    if not paper_ids:
         return None
-    ids, ids_params = one_of(list(papers))
+    ids, ids_params = one_of(paper_ids)
     if picked_for:
         ids += (
             " AND (s.language = %s OR NOT EXISTS (SELECT 1 FROM"
             f" {table(Summary)} o WHERE o.paper_id = s.paper_id AND o.language = %s))"
         )
         ids_params = [*ids_params, picked_for, picked_for]
-
-    def apply(rows: list[tuple]) -> None:
-        db = connections[DEFAULT_DB_ALIAS]
-        for row in rows:
-            summary = columns.build(row, db=db)
-            papers[summary.paper_id].summary_list.append(summary)
-
     return Read(
         f"SELECT {columns.sql} FROM {table(Summary)} s "
         f"WHERE s.paper_id {ids} ORDER BY s.language, s.id",
         ids_params,
         apply,
     )
+
+
+def _put_summaries(papers: dict[int, Paper], columns: Columns, rows: Sequence[tuple]) -> None:
+    """``_summaries_read``'s rows built and appended to their papers' ``summary_list``."""
+    db = connections[DEFAULT_DB_ALIAS]
+    for row in rows:
+        summary = columns.build(row, db=db)
+        papers[summary.paper_id].summary_list.append(summary)
 
 
 def daily_page_entries(
@@ -452,41 +485,172 @@ _HOME_DAILY = Columns(
 )
 
 
-def latest_dailies_by_track(*, recent: int = 6) -> list[tuple[Track, list[Daily]]]:
-    """For the home page: each active track with its newest published dailies (2 queries,
-    by hand-written SQL).
+@dataclass(frozen=True, slots=True)
+class HomeTrack:
+    """A track's section of the home page as read (``home_tracks``): the track, and the rows
+    (as the database returned them) of everything the section prints, from which
+    ``values()`` builds what its template (``dailies/_home_track.html``) is given.
+
+    ``rows`` is the section's whole input: its track's row, its newest dailies', the newest
+    one's entries' (each with its paper's heading), the others' leads', their entry counts,
+    the entries' papers' organizations' and the papers' summaries' in ``language``.
+    ``daily_page.home_sections`` keeps the rendered section under them: at a year's scale a
+    section kept from an earlier render costs the copy of some 60 rows for its key, not the
+    ~70 instances built from them and their copy (three fifths of an uncached home page's
+    time went there, five tracks)."""
+
+    track: Track
+    language: str
+    rows: tuple
+
+    def values(self) -> dict:
+        """The template's values, built from ``rows`` alone as the ORM builds instances
+        (``rows.Columns.build``), the newest daily's entries' and the leads' papers one
+        instance each, with their ``organization_list`` and ``summary_list``."""
+        _track, daily_rows, entry_rows, lead_rows, counts, organization_rows, summary_rows = (
+            self.rows
+        )
+        db = connections[DEFAULT_DB_ALIAS]
+        dailies = []
+        for row in daily_rows:
+            daily = _HOME_DAILY.build(row, db=db)
+            daily.track = self.track  # its URL names the track: no query each
+            dailies.append(daily)
+        papers: dict[int, Paper] = {}
+        entries: list[DailyEntry] = []
+        leads: dict[int, DailyEntry] = {}
+        _put_brief_entries(papers, entries.append, entry_rows)
+        _put_brief_entries(papers, lambda e: leads.setdefault(e.daily_id, e), lead_rows)
+        _put_linked(papers, _ORGANIZATION, "organization_list", organization_rows)
+        _put_summaries(papers, _BRIEF_SUMMARY, summary_rows)
+        return {
+            "track": self.track,
+            "dailies": dailies,
+            "entries": entries,
+            "counts": dict(counts),
+            "leads": leads,
+            "language": self.language,
+        }
+
+
+def home_tracks(*, language: str, recent: int = 6) -> list[HomeTrack]:
+    """For the home page: each active track (in order) with its ``recent`` newest published
+    dailies, the newest one's entries, the others' leads and every one's entry count, read
+    as rows (``HomeTrack``; seven queries in four round trips however many tracks, dailies
+    and entries, by hand-written SQL).
 
     The tracks come with the date of their ``recent``-th newest published daily (an offset
     into the track's newest-first index), and only dailies from that date on are read: the
     same few index entries and rows however long the archives grow."""
     visible, status = _visible("d", PUBLIC)
-    rows = fetch(
+    track_rows = fetch(
         f"SELECT {_TRACK.sql}, (SELECT d.date FROM {table(Daily)} d WHERE d.track_id = t.id "
         f"AND {visible} ORDER BY d.date DESC LIMIT 1 OFFSET %s) FROM {table(Track)} t "
         "WHERE t.is_active ORDER BY t.position, t.slug",
         [*status, recent - 1],
     )
-    if not rows:
+    if not track_rows:
         return []
     db, date_field = connections[DEFAULT_DB_ALIAS], Daily._meta.get_field("date")
-    tracks, newest, params = {}, [], []
-    for row in rows:
+    newest, params = [], []
+    sections: dict[int, _Section] = {}
+    for row in track_rows:
         track = _TRACK.build(row, db=db)
-        tracks[track.pk] = (track, [])
+        sections[track.pk] = _Section(track, row)
         # No date: the track has fewer than ``recent`` published dailies, all shown.
         since = convert(date_field, row[-1])
         newest.append("d.track_id = %s" if since is None else "(d.track_id = %s AND d.date >= %s)")
         params += [track.pk] if since is None else [track.pk, since]
+    by_daily: dict[int, _Section] = {}
     for row in fetch(
         f"SELECT {_HOME_DAILY.sql} FROM {table(Daily)} d WHERE {visible} "
         f"AND ({' OR '.join(newest)}) ORDER BY d.track_id, d.date DESC",
         [*status, *params],
     ):
-        daily = _HOME_DAILY.build(row, db=db)
-        track, dailies = tracks[daily.track_id]
-        daily.track = track  # its URL names the track: no query each
-        dailies.append(daily)
-    return [(track, dailies) for track, dailies in tracks.values() if dailies]
+        section = by_daily[row[_DAILY_ID]] = sections[row[_DAILY_TRACK]]
+        section.dailies.append(row)
+    sections = {pk: section for pk, section in sections.items() if section.dailies}
+    run(
+        [
+            _brief_entries(
+                [section.dailies[0][_DAILY_ID] for section in sections.values()],
+                leads_only=False,
+                apply=partial(_rows_to, by_daily, _ENTRY_DAILY, "entries"),
+            ),
+            _brief_entries(
+                list(by_daily),
+                leads_only=True,
+                apply=partial(_rows_to, by_daily, _ENTRY_DAILY, "leads"),
+            ),
+            _entry_counts(list(by_daily), partial(_rows_to, by_daily, 0, "counts")),
+        ]
+    )
+    # Each paper's rows go to every section that prints it (a paper may be in two tracks).
+    listed: dict[int, list[_Section]] = {}
+    printed: dict[int, list[_Section]] = {}
+    for section in sections.values():
+        for row in section.entries:
+            listed.setdefault(row[_ENTRY_PAPER], []).append(section)
+        for row in (*section.entries, *section.leads):
+            if section not in (shown := printed.setdefault(row[_ENTRY_PAPER], [])):
+                shown.append(section)
+    run(
+        [
+            _linked_read(
+                list(listed),
+                "organizations",
+                _ORGANIZATION,
+                "label",
+                partial(_rows_to_papers, listed, 0, "organizations"),
+            ),
+            _summaries_read(
+                list(printed),
+                _BRIEF_SUMMARY,
+                language,
+                partial(_rows_to_papers, printed, _SUMMARY_PAPER, "summaries"),
+            ),
+        ]
+    )
+    return [section.read(language) for section in sections.values()]
+
+
+class _Section:
+    """A home section's rows as ``home_tracks`` gathers them."""
+
+    __slots__ = ("track", "row", "dailies", "entries", "leads", "counts", "organizations")
+    __slots__ += ("summaries",)
+
+    def __init__(self, track: Track, row: tuple) -> None:
+        self.track, self.row = track, row
+        self.dailies, self.entries, self.leads, self.counts = [], [], [], []
+        self.organizations, self.summaries = [], []
+
+    def read(self, language: str) -> HomeTrack:
+        rows = (
+            self.row,
+            tuple(self.dailies),
+            tuple(self.entries),
+            tuple(self.leads),
+            tuple(sorted(self.counts)),
+            tuple(self.organizations),
+            tuple(self.summaries),
+        )
+        return HomeTrack(self.track, language, rows)
+
+
+def _rows_to(by_daily: dict[int, _Section], at: int, name: str, rows: list[tuple]) -> None:
+    # Each row to its daily's section (the daily's id at ``at``), in its list ``name``.
+    for row in rows:
+        getattr(by_daily[row[at]], name).append(row)
+
+
+def _rows_to_papers(
+    by_paper: dict[int, list[_Section]], at: int, name: str, rows: list[tuple]
+) -> None:
+    # Each row to every section that prints its paper (the paper's id at ``at``).
+    for row in rows:
+        for section in by_paper[row[at]]:
+            getattr(section, name).append(row)
 
 
 # What a daily card and a home entry print of an entry, its paper and its summaries (the
@@ -501,28 +665,20 @@ _BRIEF_SUMMARY = Columns(
     "s",
     ["id", "paper", "language", "headline", "body", "takeaway", "provenance", "reviewed_at"],
 )
+# Where the rows above hold the ids the home page groups them by.
+_DAILY_ID, _DAILY_TRACK = _HOME_DAILY.names.index("id"), _HOME_DAILY.names.index("track_id")
+_ENTRY_DAILY, _ENTRY_PAPER = (_BRIEF_ENTRY.names.index(n) for n in ("daily_id", "paper_id"))
+_SUMMARY_PAPER = _BRIEF_SUMMARY.names.index("paper_id")
 
 
 def _brief_entries(
-    daily_ids: list[int], papers: dict[int, Paper], into, *, leads_only: bool
+    daily_ids: list[int], *, leads_only: bool, apply: Callable[[list[tuple]], None]
 ) -> Read | None:
-    """The read of the entries of ``daily_ids`` in order (only their leads with
-    ``leads_only``), each with its paper's heading: ``into(entry)`` takes each; a paper read
-    twice (a lead of the newest daily) is one instance, kept in ``papers`` by id."""
+    """The read of the rows of the entries of ``daily_ids`` in order (only their leads with
+    ``leads_only``), each with its paper's heading (``_put_brief_entries``)."""
     if not daily_ids:
         return None
     ids, params = one_of(daily_ids)
-
-    def apply(rows: list[tuple]) -> None:
-        for row in rows:
-            entry = _BRIEF_ENTRY.build(row)
-            paper = papers.get(entry.paper_id)
-            if paper is None:
-                paper = papers[entry.paper_id] = _HEADING.build(row, len(_BRIEF_ENTRY))
-                paper.summary_list, paper.organization_list = [], []
-            entry.paper = paper
-            into(entry)
-
     return Read(
         f"SELECT {_BRIEF_ENTRY.sql}, {_HEADING.sql} FROM {table(DailyEntry)} e "
         f"JOIN {table(Paper)} p ON p.id = e.paper_id WHERE e.daily_id {ids}"
@@ -532,14 +688,29 @@ def _brief_entries(
     )
 
 
-def _entry_counts(daily_ids: list[int], counts: dict[int, int]) -> Read | None:
+def _put_brief_entries(
+    papers: dict[int, Paper], into: Callable[[DailyEntry], None], rows: Sequence[tuple]
+) -> None:
+    """``_brief_entries``' rows built: ``into(entry)`` takes each, with its paper; a paper
+    read twice (a lead of the newest daily) is one instance, kept in ``papers`` by id, with
+    an empty ``summary_list`` and ``organization_list`` to fill."""
+    db = connections[DEFAULT_DB_ALIAS]
+    for row in rows:
+        entry = _BRIEF_ENTRY.build(row, db=db)
+        paper = papers.get(entry.paper_id)
+        if paper is None:
+            paper = papers[entry.paper_id] = _HEADING.build(row, len(_BRIEF_ENTRY), db)
+            paper.summary_list, paper.organization_list = [], []
+        entry.paper = paper
+        into(entry)
+
+
+def _entry_counts(daily_ids: list[int], apply: Callable[[list[tuple]], None]) -> Read | None:
+    """The read of each of ``daily_ids``' entry count, as rows of its id and the count (none
+    for a daily without entries)."""
     if not daily_ids:
         return None
     ids, params = one_of(daily_ids)
-
-    def apply(rows: list[tuple]) -> None:
-        counts.update((daily_id, n) for daily_id, n in rows)
-
     return Read(
         f"SELECT e.daily_id, COUNT(*) FROM {table(DailyEntry)} e WHERE e.daily_id {ids} "
         "GROUP BY e.daily_id",
@@ -549,45 +720,27 @@ def _entry_counts(daily_ids: list[int], counts: dict[int, int]) -> Read | None:
 
 
 def daily_cards(
-    dailies: list[Daily], *, language: str, with_entries: Sequence[Daily] = ()
-) -> tuple[dict[int, DailyEntry], dict[int, int], dict[int, list[DailyEntry]]]:
-    """For the home page and a track's archive: the lead entry of each of ``dailies`` by
-    daily id, with its paper's heading and the summary those pages print in ``language``
-    (``paper.summary_list``: the one ``pick_language`` picks, alone); each daily's entry
-    count; and the entries of the dailies ``with_entries`` (the home page's newest of each
-    track) in order, with what the home page prints of each (the heading,
-    ``paper.organization_list``, ``paper.summary_list``), by daily id.
+    dailies: list[Daily], *, language: str
+) -> tuple[dict[int, DailyEntry], dict[int, int]]:
+    """For a track's archive: the lead entry of each of ``dailies`` by daily id, with its
+    paper's heading and the summary the page prints in ``language`` (``paper.summary_list``:
+    the one ``pick_language`` picks, alone), and each daily's entry count.
 
-    By hand-written SQL (``digest_site.rows``): the entries, leads and counts in one round
-    trip, then the papers' organizations and summaries in another (three queries, five with
-    ``with_entries``), however many dailies and entries; building the querysets and
-    prefetches they replace was most of the home page's time at a year's scale."""
+    By hand-written SQL (``digest_site.rows``): the leads and counts in one round trip, then
+    the papers' summaries (three queries however many dailies)."""
     papers: dict[int, Paper] = {}
     leads: dict[int, DailyEntry] = {}
     counts: dict[int, int] = {}
-    entries: dict[int, list[DailyEntry]] = {d.pk: [] for d in with_entries}
+    ids = [d.pk for d in dailies]
+    take_leads = partial(_put_brief_entries, papers, lambda e: leads.setdefault(e.daily_id, e))
     run(
         [
-            _brief_entries(
-                list(entries), papers, lambda e: entries[e.daily_id].append(e), leads_only=False
-            ),
-            _brief_entries(
-                [d.pk for d in dailies],
-                papers,
-                lambda e: leads.setdefault(e.daily_id, e),
-                leads_only=True,
-            ),
-            _entry_counts([d.pk for d in dailies], counts),
+            _brief_entries(ids, leads_only=True, apply=take_leads),
+            _entry_counts(ids, counts.update),
         ]
     )
-    listed = {e.paper_id: papers[e.paper_id] for es in entries.values() for e in es}
-    run(
-        [
-            _linked(listed, "organizations", _ORGANIZATION, "organization_list", "label"),
-            _summaries(papers, _BRIEF_SUMMARY, picked_for=language),
-        ]
-    )
-    return leads, counts, entries
+    run([_summaries(papers, _BRIEF_SUMMARY, picked_for=language)])
+    return leads, counts
 
 
 def track_archive(track: Track) -> QuerySet[Daily]:

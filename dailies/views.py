@@ -34,20 +34,13 @@ def page_or_404(request: HttpRequest, items, per_page: int | None = None):
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    tracks = selectors.latest_dailies_by_track()
-    dailies = [d for _, ds in tracks for d in ds]
-    language = get_language()
-    leads, counts, latest_entries = selectors.daily_cards(
-        dailies, language=language, with_entries=[ds[0] for _, ds in tracks]
-    )
+    sections = selectors.home_tracks(language=get_language())
     return render(
         request,
         "dailies/home.html",
         {
-            "tracks": tracks,
-            "sections": daily_page.home_sections(
-                tracks, leads, counts, latest_entries, language=language
-            ),
+            "tracks": [section.track for section in sections],
+            "sections": daily_page.home_sections(sections),
             "topics": selectors.published_topics(),
         },
     )
@@ -99,7 +92,7 @@ def track_archive(request: HttpRequest, track: str) -> HttpResponse:
     track_obj = get_object_or_404(Track, slug=track, is_active=True)
     page = page_or_404(request, selectors.track_archive(track_obj))
     dailies = list(page.object_list)
-    leads, counts, _entries = selectors.daily_cards(dailies, language=get_language())
+    leads, counts = selectors.daily_cards(dailies, language=get_language())
     return render(
         request,
         "dailies/track.html",

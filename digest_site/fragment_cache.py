@@ -8,7 +8,10 @@ themselves, not by a version: the key is an exact copy of every value the fragme
 renderer receives (``inputs_key``: the objects' fields and the lists and objects hung on
 them, to the last character), with the language, time zone and script prefix of the render
 and the template object. Nothing has to retire it: a fragment whose inputs changed has
-another key, and the old one ages out of the LRU.
+another key, and the old one ages out of the LRU. Where the values are built from rows read
+for that fragment alone (a home page section: ``dailies.selectors.HomeTrack``), the key is
+a copy of those rows, as the database returned them, and the values are built only to
+render it: what is built from equal rows is equal.
 
 The renderer must read nothing but what it is given: the partials are rendered with their
 values alone (``template.render(values)``; the Jinja environment's StrictUndefined makes a
@@ -158,17 +161,20 @@ class FragmentCache:
 
 
 # A daily's entries (dailies.daily_page.entries_html), the papers of the index and topic
-# pages (digest_site.jinja, index_item) and the home page's tracks (daily_page.home_sections),
-# each kept within FRAGMENT_CACHE_KEPT.
+# pages (digest_site.jinja, index_item), the home page's tracks (daily_page.home_sections)
+# and the partials Django templates keep ({% kept %}: the home page's topics, each track's
+# feed links), each kept within FRAGMENT_CACHE_KEPT.
 entries = FragmentCache()
 index_items = FragmentCache()
 home_tracks = FragmentCache()
+partials = FragmentCache()
 
 
 def clear() -> None:
     entries.clear()
     index_items.clear()
     home_tracks.clear()
+    partials.clear()
 
 
 def _forget(**kwargs) -> None:

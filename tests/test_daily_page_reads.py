@@ -394,22 +394,25 @@ def test_a_model_with_init_listeners_is_built_through_its_init(db):
 
 
 def test_the_daily_cards_are_the_orms_leads_counts_and_entries(db, django_assert_num_queries):
-    """Home and track archive (selectors.daily_cards): each daily's lead and entry count,
-    and the newest dailies' entries in order, with the heading fields and the lists the
-    ORM's querysets gave them, the other fields deferred."""
+    """Track archive (selectors.daily_cards) and home (selectors.home_tracks): each daily's
+    lead and entry count, and on the home page the newest daily's entries in order, with
+    the heading fields and the lists the ORM's querysets gave them, the other fields
+    deferred."""
     shared = make_paper("shared", orgs=("Zeta Lab", "Alpha Lab"))
     other = make_paper("other", zh=None)
     plain = make_paper("plain", en=None, zh=None, orgs=("Alpha Lab",))
     old = make_daily(date=dt.date(2026, 10, 27), papers=[other, plain])
     new = make_daily(date=dt.date(2026, 10, 28), papers=[shared, plain, other])
-    empty = make_daily(date=dt.date(2026, 10, 29), papers=[])
+    empty = make_daily(date=dt.date(2026, 10, 26), papers=[])
 
-    with django_assert_num_queries(5):
-        leads, counts, entries = selectors.daily_cards(
-            [new, old, empty], language="zh", with_entries=[new]
-        )
-    with django_assert_num_queries(3):  # a track's archive: leads, counts, summaries
-        selectors.daily_cards([old], language="en")
+    with django_assert_num_queries(3):  # leads, counts, summaries
+        leads, counts = selectors.daily_cards([new, old, empty], language="zh")
+    with django_assert_num_queries(7):  # the home page's reads, as rows
+        (section,) = selectors.home_tracks(language="zh")
+    with django_assert_num_queries(0):  # and built from them
+        home = section.values()
+    assert [d.pk for d in home["dailies"]] == [new.pk, old.pk, empty.pk]
+    assert home["counts"] == counts
 
     orm_leads = {
         e.daily_id: e
@@ -417,27 +420,27 @@ def test_the_daily_cards_are_the_orms_leads_counts_and_entries(db, django_assert
         .select_related("paper")
         .prefetch_related("paper__summaries")
     }
-    assert set(leads) == set(orm_leads) == {new.pk, old.pk}
-    for daily_id, lead in leads.items():
-        theirs = orm_leads[daily_id]
-        assert lead.pk == theirs.pk and lead.paper_id == theirs.paper_id
-        loaded, deferred = _loaded(lead.paper)
-        assert loaded == {
-            k: _concrete(theirs.paper)[k] for k in ("id", "slug", "title", "short_name")
-        }
-        assert "abstract" in deferred and "authors" in deferred
-        brief = ("id", "paper_id", "language", "headline", "body", "takeaway", "provenance")
-        brief += ("reviewed_at",)
-        # Only the summary the page prints: the Chinese one, else the English one.
-        picked = pick_language(list(theirs.paper.summaries.all()), "zh")
-        assert [_loaded(s)[0] for s in lead.paper.summary_list] == (
-            [{k: _concrete(picked)[k] for k in brief}] if picked else []
-        )
+    assert set(leads) == set(home["leads"]) == set(orm_leads) == {new.pk, old.pk}
+    for daily_id, theirs in orm_leads.items():
+        for lead in (leads[daily_id], home["leads"][daily_id]):
+            assert lead.pk == theirs.pk and lead.paper_id == theirs.paper_id
+            loaded, deferred = _loaded(lead.paper)
+            assert loaded == {
+                k: _concrete(theirs.paper)[k] for k in ("id", "slug", "title", "short_name")
+            }
+            assert "abstract" in deferred and "authors" in deferred
+            brief = ("id", "paper_id", "language", "headline", "body", "takeaway", "provenance")
+            brief += ("reviewed_at",)
+            # Only the summary the page prints: the Chinese one, else the English one.
+            picked = pick_language(list(theirs.paper.summaries.all()), "zh")
+            assert [_loaded(s)[0] for s in lead.paper.summary_list] == (
+                [{k: _concrete(picked)[k] for k in brief}] if picked else []
+            )
     assert counts == {new.pk: 3, old.pk: 2}  # none for a daily without entries
-    assert list(entries) == [new.pk]
+    entries = home["entries"]
     orm_entries = list(new.entries.order_by("position").prefetch_related("paper__organizations"))
-    assert [e.pk for e in entries[new.pk]] == [e.pk for e in orm_entries]
-    for ours, theirs in zip(entries[new.pk], orm_entries, strict=True):
+    assert [e.pk for e in entries] == [e.pk for e in orm_entries]
+    for ours, theirs in zip(entries, orm_entries, strict=True):
         assert (ours.position, ours.is_lead, ours.score) == (
             theirs.position,
             theirs.is_lead,
@@ -449,12 +452,9 @@ def test_the_daily_cards_are_the_orms_leads_counts_and_entries(db, django_assert
         picked = pick_language(list(theirs.paper.summaries.all()), "zh")
         assert ours.paper.summary_list == ([picked] if picked else [])
     # The lead of the newest daily is one paper, whether read as a lead or as an entry.
-    assert leads[new.pk].paper is entries[new.pk][0].paper
-    assert [o.label for o in entries[new.pk][0].paper.organization_list] == [
-        "Alpha Lab",
-        "Zeta Lab",
-    ]
-    assert selectors.daily_cards([], language="en") == ({}, {}, {})
+    assert home["leads"][new.pk].paper is entries[0].paper
+    assert [o.label for o in entries[0].paper.organization_list] == ["Alpha Lab", "Zeta Lab"]
+    assert selectors.daily_cards([], language="en") == ({}, {})
 
 
 def test_search_results_read_only_published_papers_with_what_a_result_prints(db):

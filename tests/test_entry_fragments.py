@@ -19,7 +19,7 @@ from deepdives.models import DeepDive, ReferenceCode
 from digest_site import fragment_cache
 from digest_site.fragment_cache import FragmentCache, NotKeyable, inputs_key
 from papers.models import Organization, Paper, Score, Summary, Topic, Track, Venue
-from tests.factories import make_daily, make_deep_dive, make_paper
+from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
 URL = "/en/infra/2026-10-28/"
 
@@ -461,6 +461,49 @@ def test_a_change_to_a_home_section_shows_in_the_next_render(daily, anonymous, a
     assert expected not in _page(anonymous, "/en/")
     apply()
     assert expected in _page(anonymous, "/en/")
+
+
+def test_a_kept_home_section_is_not_built_again(daily, anonymous, monkeypatch):
+    """A home section is kept under the rows it is built from (selectors.HomeTrack): a
+    render with the same rows builds none of its dailies, entries, papers or summaries."""
+    from digest_site.rows import Columns
+
+    make_daily(date=dt.date(2026, 10, 27), papers=[make_paper("older-paper")])
+    home = _page(anonymous, "/en/")
+    built = []
+    build = Columns.build
+
+    def counted(self, row, start=0, db=None):
+        built.append(self.model.__name__)
+        return build(self, row, start, db)
+
+    monkeypatch.setattr(Columns, "build", counted)
+    assert _page(anonymous, "/en/") == home
+    # The track (its feed links, the section's own) and the topics' chips: read each time.
+    assert set(built) == {"Track", "Topic"}
+    # Two tracks: each section built and kept on its own.
+    other = make_track("data")
+    make_daily(track=other, date=dt.date(2026, 10, 28), papers=[make_paper("data-paper")])
+    built.clear()
+    assert "data-paper" in _page(anonymous, "/en/")
+    assert built.count("Daily") == 1 and len(fragment_cache.home_tracks) == 2
+
+
+def test_the_home_pages_topics_and_feed_links_are_kept_and_follow_changes(daily, anonymous):
+    """The home page's topic chips and each track's feed links ({% kept %}) are rendered
+    once for what they print, and again when that changes (no content version bump)."""
+    home = _page(anonymous, "/en/")
+    assert len(fragment_cache.partials) == 3  # the head's links, the footer's, the chips
+    kept = dict(fragment_cache.partials.fragments)
+    assert _page(anonymous, "/en/") == home
+    assert all(fragment_cache.partials.fragments[key] is html for key, html in kept.items())
+    Topic.objects.filter(slug="kv-cache").update(name_en="Key-value caching")
+    Track.objects.filter(slug="infra").update(name_en="Infrastructure")
+    home = _page(anonymous, "/en/")
+    assert "Key-value caching" in home.split('class="topic-chips"', 1)[1]
+    head, footer = home.split("</head>", 1)[0], home.split("<footer", 1)[1]
+    assert 'title="Infrastructure — Paper Daily"' in head
+    assert "Infrastructure: Atom feed" in footer
 
 
 def test_an_excerpt_a_machine_drafted_says_so_on_the_index_and_in_a_search(searchable, anonymous):

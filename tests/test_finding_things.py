@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from dailies.models import Daily
-from dailies.selectors import latest_dailies_by_track
+from dailies.selectors import home_tracks
 from papers.models import Track
 from search.related import RELATED_PAPERS
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
@@ -83,7 +83,7 @@ def test_the_home_page_query_count_is_pinned_and_does_not_grow(db, anonymous):
     )
     assert _home_queries(anonymous) == small
     # tracks, dailies, then entries, leads and counts, then organizations and summaries
-    # (selectors.daily_cards), topics
+    # (selectors.home_tracks), topics
     assert small == 8
 
 
@@ -110,11 +110,18 @@ def test_the_home_page_reads_only_each_tracks_newest_dailies(db, anonymous, sett
         _archive(track, paper, range(3, 30))
     assert _home_queries(anonymous) == few == 8
     with CaptureQueriesContext(connection) as ctx:
-        shown = latest_dailies_by_track(recent=6)
-    assert len(ctx.captured_queries) == 2  # the tracks, their dailies
+        shown = _dailies_shown(home_tracks(language="en", recent=6))
+    # the tracks, their dailies; the newest's entries, the leads, the counts; organizations,
+    # summaries
+    assert len(ctx.captured_queries) == 7
     assert _rows_returned(ctx.captured_queries[1]) == 2 * 6  # not 2 * 30
+    assert _rows_returned(ctx.captured_queries[3]) == 2 * 6  # the leads: not 2 * 30
     newest = [dt.date(2026, 10, 28) - dt.timedelta(days=day) for day in range(6)]
     assert {t.slug: [d.date for d in ds] for t, ds in shown} == {"infra": newest, "data": newest}
+
+
+def _dailies_shown(sections) -> list[tuple[Track, list[Daily]]]:
+    return [(section.track, section.values()["dailies"]) for section in sections]
 
 
 def test_the_home_pages_dailies_are_the_newest_published_with_what_it_prints(db):
@@ -131,7 +138,7 @@ def test_the_home_pages_dailies_are_the_newest_published_with_what_it_prints(db)
             date=dt.date(2026, 10, 28) - dt.timedelta(days=gone_day),
             papers=[paper],
         )
-    shown = latest_dailies_by_track(recent=6)
+    shown = _dailies_shown(home_tracks(language="en", recent=6))
     assert [(t.slug, [d.date for d in ds]) for t, ds in shown] == [
         ("infra", [dt.date(2026, 10, 28) - dt.timedelta(days=day) for day in range(6)]),
         ("data", [dt.date(2026, 10, 28), dt.date(2026, 10, 27)]),

@@ -40,6 +40,19 @@ def jinja(template_name: str, **values) -> SafeString:
 
 
 @register.simple_tag
+def kept(template_name: str, **values) -> SafeString:
+    """``{% jinja %}`` kept under its ``values`` (``fragment_cache.partials``): for a partial
+    a page prints once for each of a list that changes seldom, such as the home page's
+    topics and its tracks' feed links, rendered again only when what it is given changes."""
+    from digest_site import fragment_cache
+    from digest_site import jinja as partials
+
+    return partials.render_kept(
+        fragment_cache.partials, template_name, values, lambda: values, partials.translator()
+    )
+
+
+@register.simple_tag
 def local(obj, field: str):
     """``obj.<field>_<current language>``, else the other language (a ``Localized``)."""
     return localized(obj, field, get_language())
