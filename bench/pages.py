@@ -24,7 +24,8 @@ loop), since those times are absolute.
 
 ``BENCH_DATABASE_URL`` (default postgres://postgres@127.0.0.1:5432/bench_pages),
 ``BENCH_REDIS_URL`` (default redis://127.0.0.1:6379/12), ``BENCH_SECONDS`` (10 per run),
-``BENCH_LONG_SECONDS`` (60), ``BENCH_START_SECONDS`` (120: how long gunicorn may take to
+``BENCH_LONG_SECONDS`` (60), ``BENCH_WARM_SECONDS`` (2: the unreported run before each
+measured one, 0 for none), ``BENCH_START_SECONDS`` (120: how long gunicorn may take to
 start). Needs ``wrk``: ``apt-get install -y wrk`` (installed if missing and apt-get is
 available).
 """
@@ -51,6 +52,11 @@ DATABASE_URL = os.environ.get(
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 LONG_SECONDS = int(os.environ.get("BENCH_LONG_SECONDS", "60"))
+# Each measured run follows an unreported one of the same requests: a worker's first renders
+# of a page (its templates compiled, its statements prepared, its fragments kept) are its
+# start-up, not what the page costs: they put 250-300 ms at the p99 of the first run on a
+# fresh gunicorn, and 10-20% off its req/s (uncached daily, bench machine of 2026-12-03).
+WARM_SECONDS = int(os.environ.get("BENCH_WARM_SECONDS", "2"))
 # How long gunicorn may take to answer its first request (a loaded machine boots slowly).
 START_SECONDS = int(os.environ.get("BENCH_START_SECONDS", "120"))
 WORKERS = 2
@@ -195,10 +201,15 @@ def _ms(text: str) -> float:
 
 
 def wrk(binary: str, url: str, *, connections: int, seconds: int) -> dict:
-    command = [binary, "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "2s"]
+    """``wrk`` on ``url`` for ``seconds``, after an unreported run of ``WARM_SECONDS``."""
+    command = [binary, "-t2", f"-c{connections}", "--latency", "--timeout", "2s"]
     for name, value in HEADERS.items():
         command += ["-H", f"{name}: {value}"]
-    out = subprocess.run([*command, url], check=True, capture_output=True, text=True).stdout
+    if WARM_SECONDS:
+        subprocess.run([*command, f"-d{WARM_SECONDS}s", url], check=True, capture_output=True)
+    out = subprocess.run(
+        [*command, f"-d{seconds}s", url], check=True, capture_output=True, text=True
+    ).stdout
     result = {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
         "p50": _ms(re.search(r"\s50%\s+(\S+)", out).group(1)),
