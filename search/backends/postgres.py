@@ -34,6 +34,9 @@ EXACT_LIMIT = 1000
 POOL_SIZE = 500
 # Above this many matching papers, counting and exact ranking are made to use the GIN index.
 PLAN_GUARD_ABOVE = 500
+# What a guarded statement is sent after (``_guarded``): the planner's sequential and plain
+# index scans off, to the end of the statement's transaction.
+PLAN_GUARD_SQL = "SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off; "
 # An "any of these terms" match (a paper's related papers) gathers its pool from at most
 # this many papers found through the GIN index before it walks the newest papers instead.
 POOL_FOUND_AT_MOST = 5000
@@ -143,25 +146,28 @@ class PostgresBackend:
     # Reading. Every statement takes the query as one tsquery literal parameter.
 
     @contextmanager
-    def _guarded(self, match: Match) -> Iterator[CursorWrapper]:
+    def _guarded(self, match: Match) -> Iterator[CursorWrapper | _Guarded]:
         """A cursor for a statement that must find its rows through the GIN index.
 
         The planner prices ``vector @@ query`` as if checking a row were free, but each
         check reads the row's toasted vector: for a common word it would scan the table and
         read 100,000 vectors where the GIN index answers without reading one. So when the
-        words are in more than ``PLAN_GUARD_ABOVE`` papers the statement runs in its own
-        transaction with sequential and plain index scans off (a bitmap scan is left).
+        words are in more than ``PLAN_GUARD_ABOVE`` papers each statement runs with
+        sequential and plain index scans off (a bitmap scan is left): sent after
+        ``PLAN_GUARD_SQL`` in one simple query, its own implicit transaction, which the
+        settings end with. One round trip: a transaction of its own took four (BEGIN, the
+        settings, the statement, COMMIT). Inside a transaction (the settings would last
+        to its end) the statements run in a savepoint of their own with the settings made
+        there, as they did before.
         """
-        if match.estimate is not None and match.estimate <= PLAN_GUARD_ABOVE:
-            with connection.cursor() as cursor:
+        guarded = match.estimate is None or match.estimate > PLAN_GUARD_ABOVE
+        if guarded and connection.in_atomic_block:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(PLAN_GUARD_SQL)
                 yield cursor
             return
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('enable_seqscan', 'off', true),"
-                " set_config('enable_indexscan', 'off', true)"
-            )
-            yield cursor
+        with connection.cursor() as cursor:
+            yield _Guarded(cursor) if guarded else cursor
 
     def _where(self, match: Match, column: str = "d.vector") -> tuple[str, list]:
         sql, params = f"{column} @@ CAST(%s AS tsquery)", [tsquery_literal(match)]
@@ -412,3 +418,22 @@ class PostgresBackend:
                 [word, word, limit],
             )
             return list(cursor.fetchall())
+
+
+class _Guarded:
+    """A cursor whose every statement is sent after ``PLAN_GUARD_SQL``, in the same simple
+    query (``PostgresBackend._guarded``)."""
+
+    def __init__(self, cursor: CursorWrapper) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: list) -> None:
+        self._cursor.execute(PLAN_GUARD_SQL + sql, params)
+        for _ in range(PLAN_GUARD_SQL.count(";")):  # past the settings' results
+            self._cursor.nextset()
+
+    def fetchone(self):
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[tuple]:
+        return self._cursor.fetchall()
