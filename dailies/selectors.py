@@ -617,8 +617,16 @@ def home_tracks(*, language: str, recent: int = 6) -> list[HomeTrack]:
 class _Section:
     """A home section's rows as ``home_tracks`` gathers them."""
 
-    __slots__ = ("track", "row", "dailies", "entries", "leads", "counts", "organizations")
-    __slots__ += ("summaries",)
+    __slots__ = (
+        "track",
+        "row",
+        "dailies",
+        "entries",
+        "leads",
+        "counts",
+        "organizations",
+        "summaries",
+    )
 
     def __init__(self, track: Track, row: tuple) -> None:
         self.track, self.row = track, row
