@@ -179,6 +179,57 @@ def test_the_best_excerpt_shows_the_most_different_matched_words():
     assert best_excerpt([("nothing", "en")], hl) is None
 
 
+def _best_by_marking_each(texts, hl):
+    """The best excerpt worked out the plain way: every text's marks found and counted."""
+    from search.highlight import EXCERPT_CHARS, _window, matched_words
+
+    best, best_words = None, 0
+    for at, (text, language) in enumerate(texts):
+        text = " ".join(text.split())
+        found = spans(text, hl)
+        words = matched_words(text, found)
+        if words > best_words:
+            best, best_words = (_window(text, found, EXCERPT_CHARS), language, at), words
+    return best
+
+
+EXCERPT_TEXTS = [
+    ("One cache,\n  one Cache, CACHE again and the caches.", "en"),
+    ("KVCache caching   cache_x x_cache cache1 Cache缓存cache 缓存KV kv-cache", "en"),
+    ("分层KV缓存与缓存淘汰，\n缓存 缓存策略。KV cache", "zh"),
+    ("Caching the KV cache, " + "filler words here, " * 30 + "and KV caches at the end.", "en"),
+    ("nothing here matches", "en"),
+    ("", "en"),
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "prefixes"),
+    [("cache", ()), ("kv cache", ()), ("缓存 kv", ()), ("缓存策略", ()), ("quant kv", ("ca",))],
+)
+def test_the_best_excerpt_is_the_one_marking_every_text_would_choose(query, prefixes):
+    """Only the chosen text is looked through for its marks; the others are counted from
+    their words. The excerpt, its language and its place are those of marking each."""
+    hl = Highlighter(parse_query(query), prefixes)
+    for start in range(len(EXCERPT_TEXTS)):
+        texts = EXCERPT_TEXTS[start:] + EXCERPT_TEXTS[:start]
+        assert best_excerpt(texts, hl) == _best_by_marking_each(texts, hl)
+
+
+def test_the_best_excerpt_looks_for_marks_in_the_chosen_text_alone(monkeypatch):
+    import search.highlight
+
+    looked = []
+    monkeypatch.setattr(
+        search.highlight,
+        "spans",
+        lambda text, hl, matched=None: looked.append(text) or spans(text, hl, matched),
+    )
+    texts = [("the cache", "en"), ("KV cache and caches", "en"), ("no match", "en")]
+    assert best_excerpt(texts, _hl("kv cache"))[2] == 1
+    assert looked == ["KV cache and caches"]
+
+
 @pytest.mark.parametrize("kept", [3, 4, 9])
 def test_the_words_known_by_term_stay_within_their_bound_and_mark_the_same(monkeypatch, kept):
     """The process knows at most ``kept`` words by term (``words_by_term``): past that it
