@@ -364,13 +364,14 @@ def search_result_papers(ids: Sequence[int]) -> dict[int, Paper]:
     return papers
 
 
-_HEADING_SUMMARY = Columns(Summary, "s", ["id", "paper", "language", "headline"])
+_HEADING_SUMMARY = Columns(Summary, "s", ["id", "paper", "language", "headline", "provenance"])
 
 
 def paper_headings(ids: Sequence[int]) -> dict[int, Paper]:
     """The papers of ``ids`` that readers may see (``published_papers()``), by id, with what
     a list of their headings prints (``digest.entry_heading``: the short name and title, and
-    each summary's language and headline in ``summary_list``): one round trip, by
+    each summary's language and headline in ``summary_list``, with who wrote it for
+    ``digest.headline_mark``): one round trip, by
     hand-written SQL."""
     if not ids:
         return {}

@@ -134,20 +134,21 @@ def _index_item(context: jinja2.runtime.Context, paper, language: str) -> Markup
 @dataclass(frozen=True)
 class _StandIns:
     """A search result's row (``search.page.ResultRow``) as the kept item is rendered with:
-    markers where the result's marked title, its excerpt, the excerpt's language and the
-    note under a machine's excerpt go."""
+    markers where the result's marked title, its excerpt, the excerpt's language, the note
+    under a machine's excerpt and the mark of a machine's headline go."""
 
     title: Markup
     excerpt: Markup | None
     excerpt_language: Markup
     excerpt_note: Markup
+    headline_note: Markup
 
 
 # ``<`` never reaches the page unescaped from text, and the token is this process's own:
 # nothing printed from the data can be taken for a marker.
 _MARKER = f"<\x00{secrets.token_hex(8)}:"
-_TITLE, _EXCERPT, _EXCERPT_LANGUAGE, _EXCERPT_NOTE = (
-    Markup(f"{_MARKER}{name}>") for name in "teln"
+_TITLE, _EXCERPT, _EXCERPT_LANGUAGE, _EXCERPT_NOTE, _HEADLINE_NOTE = (
+    Markup(f"{_MARKER}{name}>") for name in "telnh"
 )
 
 
@@ -157,8 +158,8 @@ def _search_item(context: jinja2.runtime.Context, row, language: str) -> Markup:
     the title and excerpt the query marked. Those are the only parts of it that depend on the
     query, so the item is kept as rendered with markers in their places (by the paper, the
     language and whether an excerpt is printed: ``fragment_cache.index_items``) and the
-    result's own title, excerpt, excerpt language and the note under a machine's excerpt
-    fill them in."""
+    result's own title, excerpt, excerpt language, the note under a machine's excerpt and
+    the mark of a machine's headline fill them in."""
     has_excerpt = bool(row.excerpt)
     paper = row.paper
     html = render_kept(
@@ -168,7 +169,11 @@ def _search_item(context: jinja2.runtime.Context, row, language: str) -> Markup:
         lambda: {
             "paper": paper,
             "row": _StandIns(
-                _TITLE, _EXCERPT if has_excerpt else None, _EXCERPT_LANGUAGE, _EXCERPT_NOTE
+                _TITLE,
+                _EXCERPT if has_excerpt else None,
+                _EXCERPT_LANGUAGE,
+                _EXCERPT_NOTE,
+                _HEADLINE_NOTE,
             ),
             "language": language,
         },
@@ -179,7 +184,19 @@ def _search_item(context: jinja2.runtime.Context, row, language: str) -> Markup:
         .replace(_EXCERPT, row.excerpt or "")
         .replace(_EXCERPT_LANGUAGE, escape(row.excerpt_language))
         .replace(_EXCERPT_NOTE, _machine_note(row.excerpt_summary, context["_"]))
+        .replace(_HEADLINE_NOTE, _headline_note(row, language))
     )
+
+
+def _headline_note(row, language: str) -> Markup:
+    """Beside the headline of a result whose excerpt came from another text than the
+    headline's summary (the abstract, the summary in the other language), which then has no
+    note on the item: "Machine draft" when a machine drafted that summary
+    (``digest.headline_mark``). An item without an excerpt prints the summary and its note."""
+    headline = pick_language(row.paper.summary_list, language)
+    if not row.excerpt or row.excerpt_summary is headline:
+        return Markup("")
+    return Markup(digest.headline_mark(headline))
 
 
 def _machine_note(summary, translate) -> Markup:
@@ -219,6 +236,7 @@ def environment(**options) -> jinja2.Environment:
             "entry_heading": digest.entry_heading,
             "excerpt": digest.excerpt,
             "full_title": digest.full_title,
+            "headline_mark": digest.headline_mark,
             "fragments": _fragments,
             "index_item": _index_item,
             "search_item": _search_item,

@@ -523,7 +523,9 @@ def test_an_excerpt_a_machine_drafted_says_so_on_the_index_and_in_a_search(searc
     assert f"<mark>{word}</mark>" in item
     assert "Machine draft, not yet reviewed by an editor" in item
     # Another query, whose passage comes from the abstract (written by the authors): the
-    # same kept item, no note.
+    # same kept item, no note under the passage; the headline, from the machine's summary,
+    # is marked beside it instead.
     item = _page(anonymous, "/en/papers/?q=validated")
     item = item.split('<li id="hilo">', 1)[1].split("</li>", 1)[0]
-    assert "<mark>validated</mark>" in item and "provenance" not in item
+    assert "<mark>validated</mark>" in item and 'class="provenance"' not in item
+    assert '</a> <span class="provenance-mark">Machine draft</span>' in item

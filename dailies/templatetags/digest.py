@@ -222,6 +222,17 @@ def entry_heading(paper: Paper, summary: Summary | None) -> str:
 
 
 @register.simple_tag
+def headline_mark(summary: Summary | None) -> SafeString:
+    """Beside a headline (``entry_heading``) printed with no note of who wrote its summary
+    (a daily card's lead, a home entry without its takeaway, a search result whose excerpt
+    came from elsewhere, a list of headings): "Machine draft" when a machine drafted the
+    summary, reviewed or not; nothing for an editor's, or where no headline is printed."""
+    if summary is None or not summary.headline or summary.provenance == Summary.Provenance.EDITOR:
+        return SafeString("")
+    return format_html(' <span class="provenance-mark">{}</span>', Summary.Provenance.MACHINE.label)
+
+
+@register.simple_tag
 def intro_is_machine(daily, language: str) -> bool:
     """The daily's intro in ``language`` is a machine draft (pages say so)."""
     return getattr(daily, f"intro_{language}_provenance", "") == Summary.Provenance.MACHINE
