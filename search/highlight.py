@@ -105,9 +105,10 @@ def best_excerpt(
     when none matched."""
     best, best_words = None, 0
     for at, (text, language) in enumerate(texts):
+        # Counted in the text as it is: collapsing its spaces neither joins marks nor parts
+        # them (no word, and no query word, holds a space).
         matched = matched_latin(text, hl)
         if hl.han_words:  # the marks are counted (touching ones are joined: one word)
-            text = " ".join(text.split())
             words = matched_words(text, spans(text, hl, matched))
         else:  # each mark a whole run, none touching: the different ones are the words
             words = len({word.casefold() for word in matched})
