@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import secrets
 import smtplib
 from dataclasses import dataclass, field
@@ -59,6 +60,16 @@ def email_normalise(email: str) -> str:
 
 def absolute_url(path: str) -> str:
     return f"{settings.SITE_URL}{path}"
+
+
+_HEADER_BREAKS = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+
+
+def header_value(text: str) -> str:
+    """Stored text made safe for a mail header: a line break would end the header (Django
+    refuses the whole message) or start another, so breaks and control characters become
+    single spaces."""
+    return _HEADER_BREAKS.sub(" ", text).strip()
 
 
 # --- subscribing -------------------------------------------------------------------------
@@ -124,7 +135,7 @@ def confirmation_message(subscriber: Subscriber) -> EmailMultiAlternatives:
             ),
             "days": limits.CONFIRM_MAX_AGE.days,
         }
-        subject = _("Confirm your subscription to Paper Daily")
+        subject = header_value(_("Confirm your subscription to Paper Daily"))
         body = render_to_string("subscriptions/email/confirm.txt", context)
     return EmailMultiAlternatives(subject=subject, body=body, to=[subscriber.email])
 
@@ -334,10 +345,10 @@ def digest_render(*, daily: Daily, entries: list[DailyEntry], language: str) -> 
             "unsubscribe_url": unsubscribe_url,
             "preferences_url": absolute_url(reverse("subscriptions:preferences", args=[slot])),
         }
-        subject = _("%(track_name)s — Paper Daily, %(date)s") % {
-            "track_name": track_name,
-            "date": daily.date.isoformat(),
-        }
+        subject = header_value(
+            _("%(track_name)s — Paper Daily, %(date)s")
+            % {"track_name": track_name, "date": daily.date.isoformat()}
+        )
         text = render_to_string("subscriptions/email/digest.txt", context)
         html = render_to_string("subscriptions/email/digest.html", context)
     return RenderedDigest(language, slot, subject, text, html, unsubscribe_url)
@@ -360,7 +371,9 @@ def digest_message(
         to=[subscriber.email],
         headers={
             "Message-ID": message_id,
-            "List-Id": f"<{daily.track.slug}.{rendered.language}.digest.{_site_domain()}>",
+            "List-Id": header_value(
+                f"<{daily.track.slug}.{rendered.language}.digest.{_site_domain()}>"
+            ),
             "List-Unsubscribe": ", ".join(unsubscribe),
             "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
             "Auto-Submitted": "auto-generated",
@@ -481,6 +494,13 @@ def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutco
                 detail = f"{exc.smtp_code} {exc.smtp_error!r}"
                 _address_failed(subscriber)
                 retry = _delivery_failed(delivery, detail, final=exc.smtp_code >= 500)
+            except ValueError as exc:
+                # Django cannot build this message (BadHeaderError, or an address with a line
+                # break stored before addresses were checked): it never will, so it fails
+                # for good, and the batch goes on.
+                log.error("digest %s to subscriber %s: %r", daily, pk, exc)
+                _address_failed(subscriber)
+                retry = _delivery_failed(delivery, repr(exc), final=True)
             except (smtplib.SMTPException, OSError) as exc:
                 # The server or the network, not the address: retried, never held against it.
                 log.warning("digest %s to subscriber %s: %r", daily, pk, exc)

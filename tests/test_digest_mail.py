@@ -640,3 +640,38 @@ def test_it_says_which_texts_a_machine_drafted(
         assert "hilo" in hilo and "wakman" in wakman
         assert "Machine draft, not yet reviewed by an editor" in hilo
         assert "Machine draft, reviewed by an editor" in wakman
+
+
+def test_it_mails_a_track_whose_name_holds_a_line_break_with_the_subject_on_one_line(
+    track, draft, smtp_server
+):
+    # A contributor can store any text as a track's name; none of it may become a header.
+    track.name_en = "Infra\r\nBcc: victim@example.org"
+    track.save(update_fields=["name_en"])
+    daily_services.daily_publish(daily=draft)
+    ada = make_subscriber("ada@example.org", track=track)
+    lin = make_subscriber("lin@example.org", track=track, language="zh")
+    outcome = services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[ada.pk, lin.pk])
+    assert outcome.as_dict() == {"sent": 2, "skipped": 0, "failed": 0, "retry": 0}
+    [message] = smtp_server.to("ada@example.org")
+    # (a long header is folded; unfolding leaves a space in front)
+    assert message["Subject"].strip() == "Infra Bcc: victim@example.org — Paper Daily, 2026-10-28"
+    assert message["Bcc"] is None
+    assert smtp_server.to("victim@example.org") == []
+    assert len(smtp_server.to("lin@example.org")) == 1
+    assert set(Delivery.objects.values_list("status", flat=True)) == {Delivery.Status.SENT}
+
+
+def test_it_records_a_failure_for_a_mail_it_cannot_build_and_mails_the_others(
+    track, draft, smtp_server
+):
+    daily_services.daily_publish(daily=draft)
+    # Stored before addresses were checked: no header can carry it.
+    broken = make_subscriber("broken\n@example.org", track=track)
+    ada = make_subscriber("ada@example.org", track=track)
+    outcome = services.digest_send_batch(daily_id=draft.pk, subscriber_ids=[broken.pk, ada.pk])
+    assert outcome.as_dict() == {"sent": 1, "skipped": 0, "failed": 1, "retry": 0}
+    assert len(smtp_server.to("ada@example.org")) == 1
+    delivery = Delivery.objects.get(subscriber=broken)
+    assert delivery.status == Delivery.Status.FAILED
+    assert delivery.last_error
