@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from papers.languages import Language
 from papers.models import Topic, Track
+from subscriptions.addresses import address_canonical
 from subscriptions.limits import EMAIL_MAX_LENGTH
 
 
@@ -39,6 +40,9 @@ class SubscribeForm(_ChoicesForm):
     )
 
     field_order = ["email", "track", "language", "topic", "website"]
+
+    def clean_email(self) -> str:
+        return address_canonical(self.cleaned_data["email"])
 
     @property
     def is_bot(self) -> bool:

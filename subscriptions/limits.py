@@ -7,9 +7,15 @@ import datetime as dt
 # A confirmation link works this long after it was mailed.
 CONFIRM_MAX_AGE = dt.timedelta(days=3)
 
-# Subscribe requests per address (whatever track or language) within the window; more are
-# refused, so the form cannot be used to flood someone's inbox with confirmations.
+# Subscribe requests per mailbox (whatever track, language or way of writing the address:
+# addresses.mailbox_key) within the window; more are refused, so the form cannot be used to
+# flood someone's inbox with confirmations.
 SUBSCRIBE_REQUESTS_PER_ADDRESS = 3
+# Subscribe requests per client (addresses.client_key) within the window, whatever the
+# addresses: one client cannot walk through many mailboxes either.
+SUBSCRIBE_REQUESTS_PER_CLIENT = 10
+# An IPv6 client is its network of this many bits: a single line is usually given a /64.
+SUBSCRIBE_CLIENT_IPV6_PREFIX = 64
 SUBSCRIBE_WINDOW = dt.timedelta(hours=1)
 
 # Subscribers per send task.

@@ -143,3 +143,26 @@ class Bounce(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} bounce #{self.pk}"
+
+
+class SubscribeRequest(models.Model):
+    """One request of the subscribe form, kept for limits.SUBSCRIBE_WINDOW. The limits per
+    mailbox and per client count these rows: in the database, they hold without the cache."""
+
+    # sha256 of addresses.mailbox_key: the table keeps no address
+    mailbox = models.CharField(max_length=64)
+    client = models.CharField(max_length=64)  # addresses.client_key
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            # the limit per mailbox
+            models.Index(fields=["mailbox", "created_at"], name="subscriptions_req_mailbox_idx"),
+            # the limit per client
+            models.Index(fields=["client", "created_at"], name="subscriptions_req_client_idx"),
+            # forgetting requests older than the window
+            models.Index(fields=["created_at"], name="subscriptions_req_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"subscribe request #{self.pk}"

@@ -9,7 +9,6 @@ lease has run out, never while another worker may still be sending it.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import secrets
@@ -20,11 +19,10 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core import signing
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
@@ -33,17 +31,19 @@ from django.utils.translation import gettext as _
 from dailies.models import Daily, DailyEntry
 from dailies.selectors import daily_entries
 from papers.models import Topic, Track
-from subscriptions import limits
-from subscriptions.models import Bounce, Delivery, Subscriber
+from subscriptions import addresses, limits
+from subscriptions.models import Bounce, Delivery, Subscriber, SubscribeRequest
 
 log = logging.getLogger(__name__)
 
-_CONFIRM_SALT = "subscriptions.confirm"
+# Signs a subscriber's id, never its token: the token manages the subscription for good.
+_CONFIRM_SALT = "subscriptions.confirm-id"
 Status = Subscriber.Status
 
 
 class TooManyRequests(Exception):
-    """This address asked to subscribe too often in the window (limits.SUBSCRIBE_*)."""
+    """This mailbox or this client asked to subscribe too often in the window
+    (limits.SUBSCRIBE_*)."""
 
 
 class ConfirmationInvalid(Exception):
@@ -52,10 +52,6 @@ class ConfirmationInvalid(Exception):
 
 class ConfirmationExpired(ConfirmationInvalid):
     """The link is older than limits.CONFIRM_MAX_AGE."""
-
-
-def email_normalise(email: str) -> str:
-    return email.strip().lower()
 
 
 def absolute_url(path: str) -> str:
@@ -75,44 +71,57 @@ def header_value(text: str) -> str:
 # --- subscribing -------------------------------------------------------------------------
 
 
-def subscribe_rate_allows(*, email: str) -> bool:
-    """Counts one request for ``email``; False once the window's allowance is used up."""
-    digest = hashlib.sha256(email_normalise(email).encode()).hexdigest()
-    key = f"subscriptions:subscribe:{digest}"
-    cache.add(key, 0, timeout=int(limits.SUBSCRIBE_WINDOW.total_seconds()))
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr: this is the first of a new window
-        cache.set(key, 1, timeout=int(limits.SUBSCRIBE_WINDOW.total_seconds()))
-        count = 1
-    return count <= limits.SUBSCRIBE_REQUESTS_PER_ADDRESS
+def subscribe_request_allowed(*, mailbox: str, client: str) -> bool:
+    """Record one subscribe request for ``mailbox`` from ``client`` (addresses.mailbox_key,
+    addresses.client_key); False once either has used up its allowance in the window
+    (limits.SUBSCRIBE_*). It counts again after recording, so of requests arriving together
+    no more than the allowance pass; a request refused before recording adds no row. Runs
+    four queries."""
+    since = timezone.now() - limits.SUBSCRIBE_WINDOW
+    SubscribeRequest.objects.filter(created_at__lt=since).delete()
+    recent = SubscribeRequest.objects.filter(created_at__gte=since).filter(
+        Q(mailbox=mailbox) | Q(client=client)
+    )
+
+    def within(extra: int) -> bool:
+        counts = recent.aggregate(
+            mailbox=Count("pk", filter=Q(mailbox=mailbox)),
+            client=Count("pk", filter=Q(client=client)),
+        )
+        return (
+            counts["mailbox"] + extra <= limits.SUBSCRIBE_REQUESTS_PER_ADDRESS
+            and counts["client"] + extra <= limits.SUBSCRIBE_REQUESTS_PER_CLIENT
+        )
+
+    if not within(1):
+        return False
+    SubscribeRequest.objects.create(mailbox=mailbox, client=client)
+    return within(0)
 
 
 def subscriber_subscribe(
-    *, email: str, track: Track, language: str, topic: Topic | None = None
+    *, email: str, track: Track, language: str, topic: Topic | None = None, client: str
 ) -> None:
-    """Ask for a subscription. A new or pending one (or one unsubscribed before) gets a
-    confirmation mail; a confirmed or suspended one is left as it is. Returns nothing, so a
-    caller cannot tell the cases apart: the page answers the same whatever the address."""
-    email = email_normalise(email)
-    if not subscribe_rate_allows(email=email):
+    """Ask for a subscription from ``client`` (addresses.client_key). A new or pending one
+    (or one unsubscribed before) will get a confirmation mail; a confirmed or suspended one
+    is left as it is. Every case runs the same queries and queues the same task (which mails
+    only a pending subscriber), and nothing is returned: neither the answer nor its timing
+    tells the cases apart. Raises ValidationError for an address the form would refuse,
+    TooManyRequests past a limit."""
+    email = addresses.address_canonical(email)
+    if not subscribe_request_allowed(mailbox=addresses.mailbox_key(email), client=client):
         raise TooManyRequests(email)
+    candidate = Subscriber(email=email, track=track, language=language, topic=topic)
+    candidate.full_clean(validate_unique=False, validate_constraints=False)
     with transaction.atomic():
-        subscriber, created = Subscriber.objects.select_for_update().get_or_create(
-            email=email, track=track, language=language, defaults={"topic": topic}
+        Subscriber.objects.bulk_create([candidate], ignore_conflicts=True)
+        same = Subscriber.objects.filter(email=email, track=track, language=language)
+        # Not confirmed: the latest request says what to confirm.
+        same.filter(status__in=[Status.PENDING, Status.UNSUBSCRIBED]).update(
+            status=Status.PENDING, topic=topic
         )
-        if created:
-            subscriber.full_clean()
-        elif subscriber.status in (Status.PENDING, Status.UNSUBSCRIBED):
-            # Not confirmed: the latest request says what to confirm.
-            subscriber.status, subscriber.topic = Status.PENDING, topic
-            subscriber.save(update_fields=["status", "topic"])
-        else:
-            return
-        transaction.on_commit(
-            lambda pk=subscriber.pk: _enqueue_confirmation(pk),
-            robust=True,
-        )
+        pk = same.values_list("pk", flat=True).get()
+        transaction.on_commit(lambda: _enqueue_confirmation(pk), robust=True)
 
 
 def _enqueue_confirmation(subscriber_id: int) -> None:
@@ -122,7 +131,9 @@ def _enqueue_confirmation(subscriber_id: int) -> None:
 
 
 def confirmation_token(subscriber: Subscriber) -> str:
-    return signing.TimestampSigner(salt=_CONFIRM_SALT).sign(subscriber.token)
+    """The confirmation link's token: the subscriber's id, signed and stamped so that it
+    expires (limits.CONFIRM_MAX_AGE). Unlike the manage token, it opens no other page."""
+    return signing.TimestampSigner(salt=_CONFIRM_SALT).sign(str(subscriber.pk))
 
 
 def confirmation_message(subscriber: Subscriber) -> EmailMultiAlternatives:
@@ -161,19 +172,33 @@ def subscriber_send_confirmation(*, subscriber_id: int) -> bool:
     return True
 
 
-def subscriber_confirm(*, token: str) -> Subscriber:
-    """Confirm the subscription a confirmation link names (idempotent)."""
+def confirmation_subscriber(*, token: str) -> Subscriber:
+    """The pending or confirmed subscription a confirmation link names, or
+    ConfirmationExpired / ConfirmationInvalid. Changes nothing (a GET of the link runs it)."""
     signer = signing.TimestampSigner(salt=_CONFIRM_SALT)
     try:
-        raw = signer.unsign(token, max_age=limits.CONFIRM_MAX_AGE)
+        pk = int(signer.unsign(token, max_age=limits.CONFIRM_MAX_AGE))
     except signing.SignatureExpired:
         raise ConfirmationExpired(token) from None
-    except signing.BadSignature:
+    except (signing.BadSignature, ValueError):
         raise ConfirmationInvalid(token) from None
+    subscriber = (
+        Subscriber.objects.select_related("track")
+        .filter(pk=pk, status__in=[Status.PENDING, Status.CONFIRMED])
+        .first()
+    )
+    if subscriber is None:
+        raise ConfirmationInvalid(token)
+    return subscriber
+
+
+def subscriber_confirm(*, token: str) -> Subscriber:
+    """Confirm the subscription a confirmation link names (idempotent)."""
+    pk = confirmation_subscriber(token=token).pk
     with transaction.atomic():
-        subscriber = Subscriber.objects.select_for_update().filter(token=raw).first()
-        if subscriber is None or subscriber.status not in (Status.PENDING, Status.CONFIRMED):
-            raise ConfirmationInvalid(token)
+        subscriber = Subscriber.objects.select_for_update().select_related("track").get(pk=pk)
+        if subscriber.status not in (Status.PENDING, Status.CONFIRMED):
+            raise ConfirmationInvalid(token)  # unsubscribed in between
         if subscriber.status == Status.PENDING:
             subscriber.status = Status.CONFIRMED
             subscriber.confirmed_at = timezone.now()

@@ -11,7 +11,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from subscriptions import limits, services
+from digest_site.login_throttle import client_ip_address
+from subscriptions import addresses, limits, services
 from subscriptions.forms import PreferencesForm, SubscribeForm
 from subscriptions.models import Subscriber
 
@@ -29,14 +30,18 @@ def subscribe(request: HttpRequest) -> HttpResponse:
                         track=data["track"],
                         language=data["language"],
                         topic=data["topic"],
+                        client=addresses.client_key(client_ip_address(request)),
                     )
                 except services.TooManyRequests:
-                    return render(
+                    window = int(limits.SUBSCRIBE_WINDOW.total_seconds())
+                    response = render(
                         request,
                         "subscriptions/too_many.html",
-                        {"minutes": int(limits.SUBSCRIBE_WINDOW.total_seconds() // 60)},
+                        {"minutes": window // 60},
                         status=429,
                     )
+                    response["Retry-After"] = str(window)
+                    return response
             # The same page whether the address is new, pending, confirmed or suspended.
             return render(
                 request,
@@ -52,10 +57,16 @@ def subscribe(request: HttpRequest) -> HttpResponse:
     return render(request, "subscriptions/subscribe.html", {"form": form}, status=status)
 
 
+# The link only opens a page; its button confirms. Mail scanners open links, and would
+# otherwise confirm for whoever's address was given.
 @never_cache
+@require_http_methods(["GET", "POST"])
 def confirm(request: HttpRequest, token: str) -> HttpResponse:
     try:
-        subscriber = services.subscriber_confirm(token=token)
+        if request.method == "POST":
+            subscriber = services.subscriber_confirm(token=token)
+            return render(request, "subscriptions/confirmed.html", {"subscriber": subscriber})
+        subscriber = services.confirmation_subscriber(token=token)
     except services.ConfirmationExpired:
         return render(
             request,
@@ -65,7 +76,7 @@ def confirm(request: HttpRequest, token: str) -> HttpResponse:
         )
     except services.ConfirmationInvalid:
         return render(request, "subscriptions/link_refused.html", {"expired": False}, status=400)
-    return render(request, "subscriptions/confirmed.html", {"subscriber": subscriber})
+    return render(request, "subscriptions/confirm.html", {"subscriber": subscriber})
 
 
 @never_cache

@@ -89,7 +89,7 @@ def test_it_mails_one_digest_to_each_confirmed_subscriber_after_double_opt_in(
             )
         [confirmation] = smtp_server.to(email)
         link = re.search(r"https?://\S+(/\w+/subscribe/confirm/\S+/)", confirmation.get_content())
-        assert anonymous.get(link.group(1)).status_code == 200
+        assert anonymous.post(link.group(1)).status_code == 200
     with django_capture_on_commit_callbacks(execute=True):
         anonymous.post(
             "/en/subscribe/", {"email": "later@example.org", "track": track.pk, "language": "en"}
