@@ -23,61 +23,9 @@ from dailies.checklist import daily_publishing_blockers
 from dailies.desk import desk_context, desk_history, editorial_time_zone, score_text
 from dailies.drafting import daily_draft, daily_paper_draft
 from dailies.models import Daily, DailyEntry, EditorialAction
+from papers.admin import EditorsOnlyOncePublic, ServiceErrorsAsMessages
 from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Track
-
-
-class ServiceErrorsAsMessages:
-    """A refusal or a validation error from a service while saving comes back as a message
-    on the same page; the admin's transaction has already rolled everything back."""
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except (PermissionDenied, ValidationError) as exc:
-            messages_ = exc.messages if isinstance(exc, ValidationError) else [str(exc)]
-            if request.method != "POST" or not any(messages_):
-                raise  # the admin's own refusal: a plain 403
-            for message in messages_:
-                self.message_user(request, message, messages.ERROR)
-            return HttpResponseRedirect(request.get_full_path())
-
-
-class EditorsOnlyOncePublic:
-    """What readers see is changed only by those who may publish: a public object is read-only
-    to the others, the fields in ``publish_only_fields`` always are, and they get no bulk
-    delete (it would reach public objects; they delete drafts one by one). The services
-    enforce the same; this keeps the admin from offering what they would refuse."""
-
-    publish_only_fields: tuple[str, ...] = ()
-
-    def has_publish_permission(self, request) -> bool:
-        raise NotImplementedError
-
-    def may_change(self, request, obj) -> bool:
-        raise NotImplementedError
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return super().has_change_permission(request, obj) and (
-            obj is None or self.may_change(request, obj)
-        )
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return super().has_delete_permission(request, obj) and (
-            obj is None or self.may_change(request, obj)
-        )
-
-    def get_readonly_fields(self, request, obj=None) -> list[str]:
-        fields = list(super().get_readonly_fields(request, obj))
-        if not self.has_publish_permission(request):
-            fields += [f for f in self.publish_only_fields if f not in fields]
-        return fields
-
-    def get_actions(self, request):
-        actions = super().get_actions(request)
-        if not self.has_publish_permission(request):
-            actions.pop("delete_selected", None)
-        return actions
 
 
 class DailyEntryInline(SortableTabularInline):

@@ -32,6 +32,14 @@ def published_papers() -> QuerySet[Paper]:
     return Paper.objects.filter(Exists(DailyEntry.objects.published().filter(paper=OuterRef("pk"))))
 
 
+def published_tracks() -> QuerySet[Track]:
+    """Tracks readers see: an active one's pages answer, and a published daily names its
+    track whether it is active or not."""
+    return Track.objects.filter(
+        Q(is_active=True) | Exists(Daily.objects.published().filter(track=OuterRef("pk")))
+    )
+
+
 def visible_papers(user: Reader) -> QuerySet[Paper]:
     """The papers ``user`` may read: every paper when they preview, else the published ones
     (``Paper`` cannot say which are: publication is the dailies')."""

@@ -25,18 +25,19 @@ from dailies.assembly import (
 from dailies.checklist import daily_publishing_blockers
 from dailies.extensions import papers_changed
 from dailies.models import Daily, DailyEntry, DailyStatus
+from digest_site.visibility import EDITOR_PERMISSION, may_change_public
 from papers.drafting.service import summary_confirm, summary_write
 from papers.languages import LANGUAGE_CODES
 from papers.models import Summary
 from papers.scoring.service import latest_scores
 
-PUBLISH_PERMISSION = "dailies.publish_daily"
+PUBLISH_PERMISSION = EDITOR_PERMISSION
 Action = AuditRecord.Action
 
 
 def user_may_publish(user) -> bool:
     """Editors hold the publish permission; ``None`` is the system (scheduler, import)."""
-    return user is None or user.has_perm(PUBLISH_PERMISSION)
+    return may_change_public(user)
 
 
 def daily_is_public(daily: Daily) -> bool:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
-from django.db import models
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import models, transaction
 from django.db.models import Count, Exists, OuterRef, Q
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -11,8 +11,10 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
+from digest_site.visibility import may_change, may_change_public
 from papers.drafting.service import (
     summary_confirm,
+    summary_delete,
     summary_edit,
     summary_restore_version,
     summary_write,
@@ -37,7 +39,12 @@ from papers.models import (
     Venue,
     VenueAlias,
 )
-from papers.services import missing_languages, paper_record_edits
+from papers.services import (
+    missing_languages,
+    paper_record_edits,
+    public_content_delete,
+    public_content_save,
+)
 
 # Links typed without a scheme are https (Django 6's default, chosen now).
 URL_OVERRIDES = {models.URLField: {"assume_scheme": "https"}}
@@ -48,6 +55,102 @@ def _formfield(field: models.Field, **kwargs):
     return field.formfield(**kwargs)
 
 
+class ServiceErrorsAsMessages:
+    """A refusal or a validation error from a service while saving comes back as a message
+    on the same page; the admin's transaction has already rolled everything back."""
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except (PermissionDenied, ValidationError) as exc:
+            messages_ = exc.messages if isinstance(exc, ValidationError) else [str(exc)]
+            if request.method != "POST" or not any(messages_):
+                raise  # the admin's own refusal: a plain 403
+            for message in messages_:
+                self.message_user(request, message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+
+class EditorsOnlyOncePublic:
+    """What readers see is changed only by those who may publish: a public object is read-only
+    to the others, the fields in ``publish_only_fields`` always are, and they get no bulk
+    delete (it would reach public objects; they delete drafts one by one). The services
+    enforce the same; this keeps the admin from offering what they would refuse.
+
+    By default the rule is ``digest_site.visibility``'s; dailies and deep dives, public from
+    their own status, say theirs."""
+
+    publish_only_fields: tuple[str, ...] = ()
+
+    def has_publish_permission(self, request) -> bool:
+        return may_change_public(request.user)
+
+    def may_change(self, request, obj) -> bool:
+        return may_change(request.user, obj)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and (
+            obj is None or self.may_change(request, obj)
+        )
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and (
+            obj is None or self.may_change(request, obj)
+        )
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        fields = list(super().get_readonly_fields(request, obj))
+        if not self.has_publish_permission(request):
+            fields += [f for f in self.publish_only_fields if f not in fields]
+        return fields
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        if not self.has_publish_permission(request):
+            actions.pop("delete_selected", None)
+        return actions
+
+
+class PublicContentAdmin(ServiceErrorsAsMessages, EditorsOnlyOncePublic):
+    """A model readers see through the published papers and tracks: each save and delete,
+    of the row and of its inlines' rows, goes through the services that enforce the rule
+    and audit an editor's change of what readers see."""
+
+    def save_model(self, request, obj, form, change) -> None:
+        public_content_save(obj=obj, user=request.user, related_changes=_related_changes(form))
+
+    def save_formset(self, request, form, formset, change) -> None:
+        rows = formset.save(commit=False)
+        for obj in formset.deleted_objects:
+            public_content_delete(obj=obj, user=request.user)
+        for obj in rows:
+            public_content_save(obj=obj, user=request.user)
+        formset.save_m2m()
+
+    def delete_model(self, request, obj) -> None:
+        public_content_delete(obj=obj, user=request.user)
+
+    def delete_queryset(self, request, queryset) -> None:
+        with transaction.atomic():
+            for obj in queryset:
+                public_content_delete(obj=obj, user=request.user)
+
+
+def _related_changes(form) -> dict[str, list]:
+    """The form's changed many-to-many fields, name → [ids before, ids after], for the
+    audit (they are saved after the row)."""
+    related = {f.name for f in form._meta.model._meta.many_to_many}
+
+    def ids(values) -> list:
+        return sorted(getattr(v, "pk", v) for v in values or [])
+
+    return {
+        name: [ids(form.initial.get(name)), ids(form.cleaned_data.get(name))]
+        for name in form.changed_data
+        if name in related
+    }
+
+
 class GlossaryTermInline(admin.TabularInline):
     model = GlossaryTerm
     extra = 1
@@ -55,7 +158,7 @@ class GlossaryTermInline(admin.TabularInline):
 
 
 @admin.register(Track)
-class TrackAdmin(admin.ModelAdmin):
+class TrackAdmin(PublicContentAdmin, admin.ModelAdmin):
     inlines = [GlossaryTermInline]
     list_display = ["slug", "name_en", "name_zh", "daily_size", "min_score", "is_active"]
     list_filter = ["is_active"]
@@ -94,21 +197,21 @@ class SourceAdmin(admin.ModelAdmin):
 
 
 @admin.register(Organization)
-class OrganizationAdmin(admin.ModelAdmin):
+class OrganizationAdmin(PublicContentAdmin, admin.ModelAdmin):
     list_display = ["label", "name", "name_zh", "slug"]
     search_fields = ["label", "name", "name_zh", "slug"]
     prepopulated_fields = {"slug": ["label"]}
 
 
 @admin.register(Venue)
-class VenueAdmin(admin.ModelAdmin):
+class VenueAdmin(PublicContentAdmin, admin.ModelAdmin):
     list_display = ["short_name", "year", "full_name"]
     list_filter = ["year"]
     search_fields = ["short_name", "full_name"]
 
 
 @admin.register(Topic)
-class TopicAdmin(admin.ModelAdmin):
+class TopicAdmin(PublicContentAdmin, admin.ModelAdmin):
     list_display = ["name_en", "name_zh", "slug", "paper_count"]
     search_fields = ["name_en", "name_zh", "slug"]
     prepopulated_fields = {"slug": ["name_en"]}
@@ -283,7 +386,7 @@ class PaperHasOpenFlagsFilter(HasOpenFlagsFilter):
 
 
 @admin.register(Paper)
-class PaperAdmin(admin.ModelAdmin):
+class PaperAdmin(PublicContentAdmin, admin.ModelAdmin):
     form = PaperAdminForm
     formfield_overrides = URL_OVERRIDES
     list_display = ["display_name", "kind", "org_labels", "venue", "missing", "created_at"]
@@ -427,9 +530,10 @@ class SummaryAdminForm(forms.ModelForm):
 
 
 @admin.register(Summary)
-class SummaryAdmin(admin.ModelAdmin):
+class SummaryAdmin(PublicContentAdmin, admin.ModelAdmin):
     """One language of a paper's text: editing it makes it the editor's; the flags and the
-    previous versions are listed under it."""
+    previous versions are listed under it. One readers see (and its versions' restoring)
+    is the editors' (the drafting services check it too)."""
 
     form = SummaryAdminForm
     list_display = ["paper", "language", "headline", "provenance", "open_flags", "updated_at"]
@@ -514,12 +618,25 @@ class SummaryAdmin(admin.ModelAdmin):
         if data.get("confirm") and obj.pk:
             summary_confirm(summary=obj, user=request.user)
 
+    def delete_model(self, request, obj) -> None:
+        summary_delete(summary=obj, user=request.user)
+
+    def delete_queryset(self, request, queryset) -> None:
+        with transaction.atomic():
+            for summary in queryset:
+                summary_delete(summary=summary, user=request.user)
+
     @admin.action(description=_("Confirm the selected summaries as they stand"))
     def confirm_selected(self, request, queryset) -> None:
-        flags = sum(summary_confirm(summary=s, user=request.user) for s in queryset)
+        n = flags = 0
+        for summary in queryset:
+            try:
+                flags += summary_confirm(summary=summary, user=request.user)
+                n += 1
+            except PermissionDenied as exc:
+                self.message_user(request, str(exc), messages.ERROR)
         self.message_user(
-            request,
-            _("Confirmed %(n)d summaries (%(f)d flags).") % {"n": queryset.count(), "f": flags},
+            request, _("Confirmed %(n)d summaries (%(f)d flags).") % {"n": n, "f": flags}
         )
 
     def get_urls(self):
@@ -543,7 +660,7 @@ class SummaryAdmin(admin.ModelAdmin):
 
 
 @admin.register(GlossaryTerm)
-class GlossaryTermAdmin(admin.ModelAdmin):
+class GlossaryTermAdmin(PublicContentAdmin, admin.ModelAdmin):
     list_display = ["en", "zh", "track"]
     list_filter = ["track"]
     search_fields = ["en", "zh"]

@@ -94,10 +94,13 @@ def test_editing_a_published_daily_s_text_is_audited(db, editor, editor_client):
     entry = daily.entries.order_by("position").first()
     url = reverse("admin:dailies_daily_texts", args=[daily.pk, entry.pk])
     assert editor_client.post(url, _texts(entry, body="新的摘要。这是要点句。")).status_code == 302
-    record = AuditRecord.objects.get()
+    text, record = AuditRecord.objects.order_by("pk")  # the summary's, then the daily's
     assert record.user == editor and record.changes == {
         "summaries": {entry.paper.canonical_id: ["zh"]}
     }
+    # The summary's own record keeps what the text said before and after.
+    assert (text.user, text.object_repr) == (editor, str(entry.paper.summary("zh")))
+    assert text.changes["body"][1] == "新的摘要。这是要点句。"
 
 
 def test_a_contributor_cannot_edit_a_published_daily_s_texts(db, contributor_client):

@@ -17,7 +17,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from audit.models import AuditRecord
+from audit.services import audit_record
 from digest_site.content import content_version_bump
+from digest_site.visibility import check_may_change, is_public
 from papers.drafting.base import (
     Drafter,
     DraftingStopped,
@@ -564,6 +567,18 @@ def _texts(summary: Summary) -> dict:
     }
 
 
+def _audit_public_text(
+    summary: Summary, user, *, before: dict | None, after: dict | None, note: str = ""
+) -> None:
+    """Record a change of a text readers see: each text field that differs, [before, after]
+    (``None`` for a text made or deleted). Call it before deleting the summary."""
+    action = AuditRecord.Action.DELETE if after is None else AuditRecord.Action.EDIT
+    empty = dict.fromkeys(_texts(summary))
+    before, after = before or empty, after or empty
+    changes = {name: [before[name], after[name]] for name in empty if before[name] != after[name]}
+    audit_record(user=user, action=action, obj=summary, changes=changes, note=note)
+
+
 def _set_short_name(paper: Paper, short_name: str | None) -> None:
     """The draft's short name, when the paper has none and no editor cleared or set it."""
     short_name = (short_name or "").strip()
@@ -607,6 +622,9 @@ def summary_edit(
     }
     if values == _texts(previous):
         return previous
+    public = is_public(previous)
+    if public:
+        check_may_change(user, previous)
     if values["takeaway"] and values["takeaway"] not in values["body"]:
         raise ValidationError({"takeaway": "The takeaway must occur inside the summary."})
     for name, value in values.items():
@@ -617,6 +635,8 @@ def summary_edit(
     summary.full_clean()
     _version_of(previous, SummaryVersion.Reason.REPLACED_BY_EDITOR, user).save()
     summary.save()
+    if public:
+        _audit_public_text(summary, user, before=_texts(previous), after=values)
     content_version_bump()
     summary_recheck(summary=summary, user=user, now=now)
     return summary
@@ -639,8 +659,7 @@ def summary_write(
     summary = Summary.objects.filter(paper=paper, language=language).first()
     if not body.strip():
         if summary is not None:
-            summary.delete()
-            content_version_bump()
+            summary_delete(summary=summary, user=user)
         return None
     if summary is not None:
         return summary_edit(
@@ -666,9 +685,25 @@ def summary_write(
     )
     summary.full_clean()
     summary.save()
+    # A paper readers see shows its new language at once.
+    if is_public(summary):
+        check_may_change(user, summary)  # the transaction rolls the save back
+        _audit_public_text(summary, user, before=None, after=_texts(summary))
     content_version_bump()
     summary_recheck(summary=summary, user=user, now=now)
     return summary
+
+
+@transaction.atomic
+def summary_delete(*, summary: Summary, user) -> None:
+    """Remove a paper's text in one language; one readers see only an editor removes, and
+    the audit keeps what it said."""
+    stored = Summary.objects.select_for_update().get(pk=summary.pk)
+    if is_public(stored):
+        check_may_change(user, stored)
+        _audit_public_text(stored, user, before=_texts(stored), after=None)
+    stored.delete()
+    content_version_bump()
 
 
 @transaction.atomic
@@ -676,12 +711,24 @@ def summary_confirm(*, summary: Summary, user, now=None) -> int:
     """An editor confirms the summary as it stands: every open flag is resolved CONFIRMED
     and the summary is marked reviewed. Returns how many flags were confirmed."""
     now = now or timezone.now()
+    public = is_public(summary)
+    if public:
+        check_may_change(user, summary)
     confirmed = summary.flags.filter(resolution=SummaryFlag.Resolution.OPEN).update(
         resolution=SummaryFlag.Resolution.CONFIRMED, resolved_by=user, resolved_at=now
     )
+    reviewed_before = summary.reviewed_by_id
     summary.reviewed_by = user
     summary.reviewed_at = now
     Summary.objects.filter(pk=summary.pk).update(reviewed_by=user, reviewed_at=now)
+    if public:
+        audit_record(
+            user=user,
+            action=AuditRecord.Action.EDIT,
+            obj=summary,
+            changes={"reviewed_by": [reviewed_before, user]},
+            note=f"confirmed as it stands ({confirmed} open flags)",
+        )
     content_version_bump()
     return confirmed
 
@@ -696,6 +743,10 @@ def summary_restore_version(*, version: SummaryVersion, user, now=None) -> Summa
     checks run on the result."""
     now = now or timezone.now()
     summary = Summary.objects.select_for_update().get(pk=version.summary_id)
+    public = is_public(summary)
+    if public:
+        check_may_change(user, summary)
+    before = _texts(summary)
     _version_of(summary, SummaryVersion.Reason.REPLACED_BY_EDITOR, user).save()
     for name in (
         "headline",
@@ -718,6 +769,10 @@ def summary_restore_version(*, version: SummaryVersion, user, now=None) -> Summa
         summary.reviewed_by, summary.reviewed_at = user, now
     summary.full_clean()
     summary.save()
+    if public:
+        what = "applied" if version.reason == SummaryVersion.Reason.PROPOSED else "restored"
+        note = f"{what} the version of {version.created_at:%Y-%m-%d %H:%M} ({version.pk})"
+        _audit_public_text(summary, user, before=before, after=_texts(summary), note=note)
     if version.reason == SummaryVersion.Reason.PROPOSED:
         # Applied: it is the live text now, no longer a proposal.
         version.delete()
