@@ -275,9 +275,6 @@ class DailyAdmin(
         )
         return format_html('<table class="desk-history"><tbody>{}</tbody></table>', rows)
 
-    def has_publish_permission(self, request) -> bool:
-        return request.user.has_perm(services.PUBLISH_PERMISSION)
-
     # Published and scheduled dailies are read-only to those who may not publish.
     def may_change(self, request, obj) -> bool:
         return services.daily_may_change(daily=obj, user=request.user)

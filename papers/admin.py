@@ -169,6 +169,14 @@ class TrackAdmin(PublicContentAdmin, admin.ModelAdmin):
         (_("Daily"), {"fields": [("daily_size", "min_score")]}),
     ]
 
+    def get_changeform_initial_data(self, request) -> dict:
+        initial = super().get_changeform_initial_data(request)
+        # An active track is public: a contributor's new one starts inactive, for an editor
+        # to open.
+        if not self.has_publish_permission(request):
+            initial.setdefault("is_active", False)
+        return initial
+
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):

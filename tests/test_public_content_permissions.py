@@ -291,6 +291,17 @@ def test_a_contributor_edits_an_inactive_track_but_cannot_make_it_active(
     assert not Track.objects.get(pk=track.pk).is_active
 
 
+def test_a_contributor_s_new_track_starts_inactive(db, contributor_client):
+    add = reverse("admin:papers_track_add")
+    data = change_form_data(contributor_client.get(add)) | {
+        "slug": "later",
+        "name_en": "Later",
+        "name_zh": "以后",
+    }
+    assert contributor_client.post(add, data).status_code == 302
+    assert not Track.objects.get(slug="later").is_active
+
+
 def test_a_contributor_cannot_change_a_public_track_s_glossary_term(
     paper, editor_client, contributor_client
 ):
