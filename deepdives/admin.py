@@ -12,11 +12,7 @@ from dailies.admin import EditorsOnlyOncePublic, ServiceErrorsAsMessages
 from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
-from deepdives.text import render_markdown
-
-# The longest Markdown the live preview renders (characters); a longer text is refused,
-# the form itself still saves it.
-MARKDOWN_PREVIEW_MAX_CHARS = 200_000
+from deepdives.text import MARKDOWN_MAX_CHARS, markdown_problem, render_markdown
 
 
 @admin.register(DeepDive)
@@ -67,11 +63,11 @@ class DeepDiveAdmin(ServiceErrorsAsMessages, EditorsOnlyOncePublic, admin.ModelA
         if not (self.has_add_permission(request) or self.has_change_permission(request)):
             raise PermissionDenied
         text = request.POST.get("text", "")
-        if len(text) > MARKDOWN_PREVIEW_MAX_CHARS:
-            message = _("The preview shows at most %(n)d characters.") % {
-                "n": MARKDOWN_PREVIEW_MAX_CHARS
-            }
-            return JsonResponse({"error": message}, status=413)
+        # The bounds that the form's save checks; a text over them is not rendered.
+        problem = markdown_problem(text)
+        if problem is not None:
+            status = 413 if len(text) > MARKDOWN_MAX_CHARS else 400
+            return JsonResponse({"error": problem}, status=status)
         return JsonResponse({"html": render_markdown(text)})
 
     def has_publish_permission(self, request) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from dailies.selectors import published_papers
-from deepdives.text import reading_minutes
+from deepdives.text import markdown_problem, reading_minutes
 from digest_site.slug_urls import slug_url
 from digest_site.visibility import Reader, may_preview
 from papers.languages import Language, localized
@@ -133,6 +134,16 @@ class DeepDive(models.Model):
 
     def get_absolute_url(self) -> str:
         return slug_url("deepdives:detail", self.slug)
+
+    def clean(self) -> None:
+        # A body over the rendering bounds would show as plain text: refuse it to its editor.
+        errors = {}
+        for field in ("body_en", "body_zh"):
+            problem = markdown_problem(getattr(self, field))
+            if problem is not None:
+                errors[field] = problem
+        if errors:
+            raise ValidationError(errors)
 
     def title(self, language: str):
         return localized(self, "title", language)

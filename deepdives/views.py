@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-import markdown
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.translation import get_language
@@ -16,7 +15,7 @@ from pygments.lexers import PythonLexer
 from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
-from deepdives.text import render_markdown
+from deepdives.text import render_markdown_with_toc
 from digest_site.visibility import PUBLIC, may_preview
 
 
@@ -33,12 +32,10 @@ def deep_dive_index(request: HttpRequest) -> HttpResponse:
     return render(request, "deepdives/index.html", {"deep_dives": list(deep_dives)})
 
 
-def _toc(text: str) -> list[dict]:
-    """The headings of a deep dive (Python-Markdown's toc extension, as ``render_markdown``
+def _toc(toc_tokens: list[dict]) -> list[dict]:
+    """The headings of a deep dive (Python-Markdown's toc extension's tokens, as its page
     names their anchors): the sections (h2) with their subsections (h3), [{id, name,
     children}]. The title (h1) is the page's own heading, not an entry."""
-    md = markdown.Markdown(extensions=["fenced_code", "tables", "sane_lists", "toc", "abbr"])
-    md.convert(text)
     sections: list[dict] = []
 
     def walk(tokens: list[dict]) -> None:
@@ -49,7 +46,7 @@ def _toc(text: str) -> list[dict]:
             elif token["level"] < 2:
                 walk(token["children"])
 
-    walk(md.toc_tokens)
+    walk(toc_tokens)
     return sections
 
 
@@ -60,6 +57,7 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
     language = get_language()
     body = deep_dive.body(language)
+    body_html, toc_tokens = render_markdown_with_toc(body)
     return render(
         request,
         "deepdives/detail.html",
@@ -68,8 +66,8 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "paper": deep_dive.paper,
             "title": deep_dive.title(language),
             "body": body,
-            "body_html": render_markdown(body),
-            "toc": _toc(body),
+            "body_html": body_html,
+            "toc": _toc(toc_tokens),
             "minutes": deep_dive.minutes(language),
             "preview": may_preview(request.user)
             and not DeepDive.objects.visible_to(PUBLIC).filter(pk=deep_dive.pk).exists(),

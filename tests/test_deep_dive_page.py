@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from django.core.exceptions import ValidationError
 
 from deepdives.text import reading_minutes, render_markdown
 from tests.factories import make_daily, make_deep_dive, make_paper
@@ -99,3 +102,30 @@ def test_it_falls_back_to_the_other_language_with_a_note(db, anonymous):
     assert "尚未翻译" in html
     assert '<div class="prose" lang="en">' in html
     assert "尚未翻译" not in anonymous.get("/en/deep-dives/en-only/").content.decode()
+
+
+def test_a_body_over_the_rendering_bounds_shows_as_plain_text_fast(db, anonymous):
+    # Stored before the bounds (or past the form): the page shows it, escaped, not a 500.
+    paper = make_paper("pathological")
+    make_daily(papers=[paper])
+    body = "## Heading\n\n<b>bold</b> " + "![" * 8000
+    make_deep_dive(paper, slug="slow-dive", body_en=body, body_zh="")
+    start = time.perf_counter()
+    response = anonymous.get("/en/deep-dives/slow-dive/")
+    assert time.perf_counter() - start < 1
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "&lt;b&gt;bold&lt;/b&gt; ![![" in html
+    assert "<b>bold</b>" not in html
+
+
+@pytest.mark.django_db
+def test_saving_a_body_over_the_bounds_says_why(editor_client):
+    paper = make_paper("refused")
+    dive = make_deep_dive(paper, slug="refused-dive", body_en="Fine.", body_zh="")
+    dive.body_en = "[" * 8000
+    with pytest.raises(ValidationError) as caught:
+        dive.full_clean()
+    assert "blank line" in caught.value.message_dict["body_en"][0]
+    dive.body_en = "[" * 400
+    dive.full_clean()

@@ -3,12 +3,13 @@ script (no inline script), bounded in size."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from django.test import Client
 from django.urls import reverse
 
-from deepdives.admin import MARKDOWN_PREVIEW_MAX_CHARS
-from deepdives.text import render_markdown
+from deepdives.text import MARKDOWN_MAX_CHARS, render_markdown
 
 URL = "admin:deepdives_deepdive_markdown_preview"
 
@@ -24,11 +25,21 @@ def test_it_renders_markdown_through_the_page_s_sanitiser(editor_client):
 
 
 def test_it_renders_up_to_the_bound_and_refuses_one_character_more(editor_client):
-    at_bound = "a" * MARKDOWN_PREVIEW_MAX_CHARS
+    at_bound = ("a" * 998 + "\n\n") * (MARKDOWN_MAX_CHARS // 1000)
+    assert len(at_bound) == MARKDOWN_MAX_CHARS
     assert editor_client.post(reverse(URL), {"text": at_bound}).status_code == 200
     response = editor_client.post(reverse(URL), {"text": at_bound + "a"})
     assert response.status_code == 413
-    assert str(MARKDOWN_PREVIEW_MAX_CHARS) in response.json()["error"]
+    assert str(MARKDOWN_MAX_CHARS) in response.json()["error"]
+
+
+def test_it_refuses_a_text_that_would_render_slowly_with_the_reason(editor_client):
+    # "![" * 8000 took Python-Markdown 25 s, a worker's whole timeout.
+    start = time.perf_counter()
+    response = editor_client.post(reverse(URL), {"text": "![" * 8000})
+    assert time.perf_counter() - start < 1
+    assert response.status_code == 400
+    assert "blank line" in response.json()["error"]
 
 
 def test_it_takes_only_a_staff_post_with_a_csrf_token(editor, anonymous):
