@@ -5,8 +5,14 @@ static file.
 anonymous reader (no session or messages cookie, no ``Authorization`` header) asking for a
 public page, it answers from the cache. On a miss it lets the page render and, if the
 response is public (200, no Set-Cookie, not private/no-store, varying on nothing personal),
-stores it in identity, gzip and brotli forms under the URL, the language and the content
-version (``digest_site.content``). Bumping the version retires every stored page.
+stores it in identity, gzip and brotli forms under the scheme and host, the URL, the
+language, the theme and the content version (``digest_site.content``). Bumping the version
+retires every stored page.
+
+The key holds only what the page reads, so that no request makes an entry that another
+request would not: a host outside ``ALLOWED_HOSTS`` is refused (400) before any lookup; the
+query string keeps only the parameters the page reads (``PAGE_PARAMETERS``), and a request
+with any other is rendered, never stored; the theme cookie counts only with a theme's value.
 
 Two tiers: the shared cache (Redis in production), and in each process the pages it served
 last (``PAGE_CACHE_LOCAL_BYTES`` of bodies), ready to send with their headers built. A hit
@@ -22,8 +28,8 @@ reads the version.
 Every public response gets ``Cache-Control: public, max-age=…, stale-while-revalidate=…``,
 a weak ETag and a Last-Modified derived from the version and the URL, and a 304 when the
 client already holds it. Requests with a session get ``private, no-store`` and are never
-served from or stored in the cache. When the cache is unreachable pages render uncached; the
-middleware then leaves the cache alone for ``PAGE_CACHE_RETRY_S`` seconds.
+served from or stored in the cache. When the cache is unreachable pages render uncached (the
+cache backend's circuit breaker, ``digest_site.cache_backend``, makes that cost nothing).
 
 A stored answer skips the view, and with it what the view would have checked of the request:
 apps register those checks for their paths (``register_hit_check``), as the API does its
@@ -35,6 +41,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+import re
 import secrets
 import threading
 import time
@@ -47,12 +54,19 @@ import brotli
 from django.conf import settings
 from django.contrib.messages.storage.cookie import CookieStorage
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseNotModified
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseNotAllowed,
+    HttpResponseNotModified,
+)
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import http_date, parse_etags, parse_http_date_safe
 from django.utils.translation import get_language_from_request
 
 from digest_site.content import content_version, content_version_bump, version_time_ns
+from digest_site.context_processors import THEME_COOKIE, THEMES
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +92,31 @@ _OWN_HEADERS = {"content-length", "content-encoding", "etag", "last-modified", "
 # but the API renders JSON only.
 _PUBLIC_VARY = {"accept-encoding", "accept-language", "accept"}
 _UNCACHEABLE_DIRECTIVES = ("private", "no-store", "no-cache", "max-age=0")
+# Cookies the public pages read, with the values they tell apart: any other value renders as
+# none (``context_processors.site``), so it shares that page's entry. A page that reads any
+# other cookie must be listed here or send Cache-Control private.
+KEY_COOKIES = {THEME_COOKIE: THEMES}
+
+_SEARCH = ("q", "topic", "track", "from", "to")
+_API = ("lang", "format")
+# The query parameters each public page reads (views, paginators, filtersets, DRF's format
+# override, the canonical link's ``page``), by path; ``{lang}`` is a language prefix. The first
+# pattern that matches the whole path counts; a path none matches reads none.
+PAGE_PARAMETERS = (
+    (r"/{lang}/papers/", (*_SEARCH, "exact", "page", "after", "before")),
+    (r"/{lang}/topics/[^/]+/", ("page", "after", "before")),
+    (r"/{lang}/feeds/search\.atom", _SEARCH),
+    (r"/{lang}/[^/]+/", ("page",)),  # a track's archive
+    (r"/sitemap[^/]*\.xml", ("p",)),
+    (r"/api/v1/search", (*_SEARCH, "limit", "offset", *_API)),
+    (r"/api/v1/dailies/", ("track", "from", "to", "cursor", "limit", *_API)),
+    (
+        r"/api/v1/papers/",
+        (*_SEARCH[1:], "has_deep_dive", "has_verified_code", "cursor", "limit", *_API),
+    ),
+    (r"/api/v1/topics/", ("cursor", "limit", *_API)),
+    (r"/api/v1/.*", _API),
+)
 
 
 # What a stored answer must pass before it is sent, by path prefix: ``check(request)`` returns
@@ -100,6 +139,14 @@ def _refused(request: HttpRequest) -> HttpResponseBase | None:
             if refusal is not None:
                 return refusal
     return None
+
+
+def _page_parameters() -> list[tuple[re.Pattern, frozenset[str]]]:
+    languages = "|".join(re.escape(code) for code, _name in settings.LANGUAGES)
+    return [
+        (re.compile(pattern.replace("{lang}", f"(?:{languages})")), frozenset(names))
+        for pattern, names in PAGE_PARAMETERS
+    ]
 
 
 def _cacheable_prefixes() -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -232,7 +279,7 @@ class PageCacheMiddleware:
         self.allowed, self.excluded = _cacheable_prefixes()
         self.languages = {code for code, _name in settings.LANGUAGES}
         self.local = LocalPages(settings.PAGE_CACHE_LOCAL_BYTES)
-        self.cache_down_until = 0.0
+        self.parameters = _page_parameters()
 
     # -- the request ---------------------------------------------------------------------
 
@@ -255,18 +302,34 @@ class PageCacheMiddleware:
             and self._anonymous(request)
         )
 
-    def page_key(self, request: HttpRequest) -> str:
-        """URL (path and normalised query), language and the cookies pages read (the
-        theme), hashed to a fixed length."""
+    def page_query(self, request: HttpRequest) -> str | None:
+        """The query string as the page reads it: its parameters sorted by name, a repeated
+        one's values in their order (a page reads the last); None when it has a parameter
+        the page does not read."""
         query = request.META.get("QUERY_STRING", "")
-        if query:
-            query = urlencode(sorted(parse_qsl(query, True)))
+        if not query:
+            return ""
+        read: frozenset[str] = frozenset()
+        for pattern, names in self.parameters:
+            if pattern.fullmatch(request.path):
+                read = names
+                break
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(name not in read for name, _value in pairs):
+            return None
+        return urlencode(sorted(pairs, key=lambda pair: pair[0]))
+
+    def page_key(self, request: HttpRequest, query: str) -> str:
+        """Scheme and host (the page's absolute links), URL (path and ``page_query``),
+        language and the cookies pages read (the theme), hashed to a fixed length."""
         prefix = request.path.split("/", 2)[1]
         language = prefix if prefix in self.languages else get_language_from_request(request)
-        cookies = "|".join(
-            request.COOKIES.get(name, "") for name in settings.PAGE_CACHE_KEY_COOKIES
-        )
-        material = f"{request.path}?{query}|{language}|{cookies}".encode()
+        cookies = []
+        for name, values in KEY_COOKIES.items():
+            value = request.COOKIES.get(name, "")
+            cookies.append(value if value in values else "")
+        site = f"{request.scheme}://{request.get_host().lower()}"
+        material = f"{site}{request.path}?{query}|{language}|{'|'.join(cookies)}".encode()
         return hashlib.blake2b(material, digest_size=16).hexdigest()
 
     @staticmethod
@@ -275,18 +338,13 @@ class PageCacheMiddleware:
 
     # -- the cache, which may be down ----------------------------------------------------
 
-    def _cache_usable(self) -> bool:
-        return time.monotonic() >= self.cache_down_until
-
-    def _cache_failed(self, what: str, error: Exception) -> None:
-        self.cache_down_until = time.monotonic() + settings.PAGE_CACHE_RETRY_S
+    @staticmethod
+    def _cache_failed(what: str, error: Exception) -> None:
         log.warning("page cache: %s failed (%s); rendering uncached", what, error)
 
     def _lookup(self, key: str, encoding: str) -> tuple[str | None, Ready | None]:
         """The content version and the stored response for ``key`` (either may be None):
         from this process's tier, else from the cache."""
-        if not self._cache_usable():
-            return None, None
         try:
             version = content_version(settings.PAGE_CACHE_VERSION_RECHECK_MS / 1000)
             stored_key = self._stored_key(version, key, encoding)
@@ -305,8 +363,6 @@ class PageCacheMiddleware:
         """Store ``entries`` in the cache and, once it took them, in this process's tier;
         returns them ready to send, by encoding."""
         ready = {encoding: Ready.of(entry) for encoding, entry in entries.items()}
-        if not self._cache_usable():
-            return ready
         stored = {self._stored_key(version, key, enc): entry for enc, entry in entries.items()}
         try:
             cache.set_many(stored, settings.PAGE_CACHE_TIMEOUT)
@@ -320,10 +376,17 @@ class PageCacheMiddleware:
     # -- the response --------------------------------------------------------------------
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if request.method in ("OPTIONS", "TRACE") and self._is_page(request.path):
+            return self._methods(request)
         if not self._cacheable_request(request):
             response = self.get_response(request)
             return self._finish_uncacheable(request, response)
-        key = self.page_key(request)
+        # Before any lookup: a host outside ALLOWED_HOSTS raises DisallowedHost (a 400).
+        request.get_host()
+        query = self.page_query(request)
+        if query is None:  # a parameter the page does not read: rendered, never stored
+            return self._finish_uncacheable(request, self.get_response(request))
+        key = self.page_key(request, query)
         encoding = accepted_encoding(request.META.get("HTTP_ACCEPT_ENCODING", ""))
         version, ready = self._lookup(key, encoding)
         if ready is not None:
@@ -339,6 +402,23 @@ class PageCacheMiddleware:
             ready = self._store(version, key, entries)
             return self._respond(request, ready.get(encoding) or ready[""])
         return self._respond(request, Ready.of(entries.get(encoding) or entries[""]))
+
+    def _is_page(self, path: str) -> bool:
+        """A public page (the API answers its own OPTIONS)."""
+        return path.startswith(self.allowed) and not path.startswith("/api/")
+
+    def _methods(self, request: HttpRequest) -> HttpResponseBase:
+        """What a page allows, without rendering it: OPTIONS lists the methods, TRACE is
+        refused."""
+        methods = ["GET", "HEAD", "OPTIONS"]
+        if request.path.startswith(self.excluded):
+            methods.append("POST")  # the forms
+        if request.method == "TRACE":
+            return HttpResponseNotAllowed(methods)
+        response = HttpResponse(status=200)
+        response["Allow"] = ", ".join(methods)
+        response["Content-Length"] = "0"
+        return response
 
     def _is_public(self, request: HttpRequest, response: HttpResponseBase) -> bool:
         """A response any anonymous reader may get: nothing personal, nothing secret."""
@@ -373,9 +453,7 @@ class PageCacheMiddleware:
             max_age=settings.PAGE_CACHE_MAX_AGE,
             stale_while_revalidate=settings.PAGE_CACHE_STALE_WHILE_REVALIDATE,
         )
-        if settings.PAGE_CACHE_KEY_COOKIES and response.get("Content-Type", "").startswith(
-            "text/html"
-        ):
+        if KEY_COOKIES and response.get("Content-Type", "").startswith("text/html"):
             # An HTML page depends on those cookies (the theme), so must a browser's or proxy's
             # copy: after a toggle the reader gets the page in the new theme, not the old one.
             patch_vary_headers(response, ("Cookie",))

@@ -2,7 +2,8 @@
 
 With nothing set the site runs on its embedded default: SQLite in ``var/``, Celery tasks run
 in-process, a local-memory cache and a development secret kept in ``var/``. ``DATABASE_URL``
-switches to PostgreSQL, ``REDIS_URL`` to Redis for the Celery broker and the cache, and
+switches to PostgreSQL, ``REDIS_URL`` to Redis for the Celery broker and the cache (``CACHE_URL``
+for a cache of its own), and
 ``DJANGO_ENV=production`` refuses to start without its essentials.
 """
 
@@ -184,28 +185,36 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis: the Celery broker and the cache when set; in-process tasks and local memory when not
-# (development only: production refuses to start without it, above).
+# (development only: production refuses to start without it, above). CACHE_URL puts the cache
+# on a Redis (or database number) of its own, which may evict (README, "Redis"); the broker
+# stays on REDIS_URL, which must not.
 REDIS_URL = env_str("REDIS_URL")
-if REDIS_URL:
-    # How long a Redis call may wait to connect or for an answer before it fails.
-    REDIS_SOCKET_TIMEOUT = float(env_int("REDIS_SOCKET_TIMEOUT_MS", 5000, minimum=1)) / 1000
+CACHE_URL = env_str("CACHE_URL") or REDIS_URL
+# After a cache call finds Redis away, every call in the process fails at once for this long
+# (digest_site/cache_backend.py), then Redis is tried again.
+CACHE_BREAKER_S = float(env_int("CACHE_BREAKER_MS", 5000, minimum=0)) / 1000
+if CACHE_URL:
+    # How long a cache call may wait to connect or for an answer before it fails: a page's
+    # bodies come back in milliseconds, and a hung Redis costs this once, then the breaker.
+    REDIS_SOCKET_TIMEOUT = float(env_int("REDIS_SOCKET_TIMEOUT_MS", 500, minimum=1)) / 1000
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
+            "BACKEND": "digest_site.cache_backend.BreakerRedisCache",
+            "LOCATION": CACHE_URL,
             "KEY_PREFIX": env_str("CACHE_KEY_PREFIX") or "paperdaily",
-            # A Redis that stops answering fails a cache call in seconds instead of hanging.
             "OPTIONS": {
                 "socket_connect_timeout": REDIS_SOCKET_TIMEOUT,
                 "socket_timeout": REDIS_SOCKET_TIMEOUT,
             },
         }
     }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CELERY_BROKER_URL = "memory://"
     CELERY_RESULT_BACKEND = "cache+memory://"
     CELERY_TASK_ALWAYS_EAGER = True
@@ -377,8 +386,6 @@ PAGE_CACHE_STALE_WHILE_REVALIDATE = env_int("PAGE_CACHE_STALE_WHILE_REVALIDATE_S
 # Longer query strings (and bigger bodies) are rendered every time, never stored.
 PAGE_CACHE_MAX_QUERY = 512
 PAGE_CACHE_MAX_BYTES = 2 * 1024 * 1024
-# After a cache error, pages render uncached for this long before the cache is tried again.
-PAGE_CACHE_RETRY_S = float(env_int("PAGE_CACHE_RETRY_MS", 5000, minimum=0)) / 1000
 # How long a process trusts the content version it last read before reading it again: the
 # bound on how late a bump made in another process (worker, Celery) reaches its readers. A
 # bump in the process itself takes effect at once.
@@ -387,9 +394,6 @@ PAGE_CACHE_VERSION_RECHECK_MS = env_int(
 )
 # The bodies each process keeps of the pages it served last, ready to send.
 PAGE_CACHE_LOCAL_BYTES = env_int("PAGE_CACHE_LOCAL_BYTES", 16 * 1024 * 1024, minimum=0)
-# Cookies the public pages read (the reader's theme): their values are part of the page's
-# key. A page that reads any other cookie must be listed here or send Cache-Control private.
-PAGE_CACHE_KEY_COOKIES = ["theme"]
 # A daily's entries rendered, kept per process under their own data (digest_site/
 # fragment_cache.py): a page rendered afresh after a bump renders only what changed. An
 # entry is ~3 KB of HTML under a key of ~5 KB: ~8 MB a process at the bound, the entries of

@@ -2,8 +2,20 @@ from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
+from rest_framework.negotiation import DefaultContentNegotiation
 
 from digest_site import health, sitemaps
+
+
+class FormatParameterOnly(DefaultContentNegotiation):
+    """The schema in the format ``?format=`` names, YAML without it, whatever Accept says:
+    the page cache keys a page by its URL, so the URL alone must decide its format."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        if format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE):
+            return super().select_renderer(request, renderers, format_suffix)
+        return renderers[0], renderers[0].media_type
+
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,7 +26,11 @@ urlpatterns = [
     path("sitemap-<slug:section>.xml", sitemaps.sitemap_section, name="sitemap_section"),
     path("api/v1/", include("search.api")),
     path("api/v1/", include("dailies.api")),
-    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path(
+        "api/v1/schema/",
+        SpectacularAPIView.as_view(content_negotiation_class=FormatParameterOnly),
+        name="api-schema",
+    ),
 ]
 # Under /api/ errors are JSON, elsewhere the site's pages.
 handler404 = "digest_site.errors.page_not_found"

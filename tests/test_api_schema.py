@@ -48,6 +48,34 @@ def test_it_covers_every_endpoint(anonymous):
     assert dailies == {"track", "from", "to", "lang", "cursor", "limit"}
 
 
+def test_the_page_cache_keys_every_parameter_the_api_reads(anonymous):
+    """A parameter missing from ``page_cache.PAGE_PARAMETERS`` would only leave its answers
+    uncached; this keeps the two lists together."""
+    from digest_site.page_cache import _page_parameters
+
+    schema = yaml.safe_load(anonymous.get("/api/v1/schema/").content)
+    table = _page_parameters()
+    for path, item in schema["paths"].items():
+        concrete = path.format(track="infra", date="2026-10-28", slug="a-paper")
+        read = next(names for pattern, names in table if pattern.fullmatch(concrete))
+        query = {p["name"] for p in item["get"]["parameters"] if p["in"] == "query"}
+        assert query <= read, path
+
+
+def test_the_schema_format_follows_the_url_not_the_first_accept_header(db, anonymous):
+    as_json = anonymous.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    plain = anonymous.get("/api/v1/schema/")
+    assert (
+        as_json["Content-Type"]
+        == plain["Content-Type"]
+        == ("application/vnd.oai.openapi; charset=utf-8")
+    )
+    assert yaml.safe_load(plain.content)["paths"]
+    requested = anonymous.get("/api/v1/schema/?format=json")
+    assert requested["Content-Type"] == "application/vnd.oai.openapi+json"
+    assert anonymous.get("/api/v1/schema/").content == plain.content
+
+
 def test_it_validates_without_warnings(tmp_path):
     out = tmp_path / "schema.yaml"
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))

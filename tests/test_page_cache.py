@@ -313,3 +313,67 @@ def test_the_local_tier_drops_every_page_of_an_older_version():
     assert local.get("v2", "a") is None and local.size == 0
     local.put("v1", "a", _ready(10))  # rendered under v1 while v2 came out: not kept
     assert local.get("v2", "a") is None
+
+
+# -- what a request may make the cache hold ------------------------------------------------
+
+
+def test_it_refuses_a_host_outside_allowed_hosts_before_looking_up(daily, anonymous):
+    assert _get(anonymous, DAILY)[0].status_code == 200  # stored
+    assert anonymous.get(DAILY, HTTP_HOST="elsewhere.example").status_code == 400
+    assert anonymous.get("/robots.txt", HTTP_HOST="elsewhere.example").status_code == 400
+
+
+@pytest.mark.parametrize(
+    "url", ["/en/feeds/infra.atom", "/en/feeds/infra.rss", "/robots.txt", "/api/v1/papers/?limit=1"]
+)
+def test_a_page_rendered_for_another_port_never_reaches_other_readers(daily, anonymous, url):
+    # An allowed host on any port: its absolute links name that port.
+    poisoned = anonymous.get(url, HTTP_HOST="127.0.0.1:1")
+    assert poisoned.status_code == 200 and b"127.0.0.1:1" in poisoned.content
+    response = anonymous.get(url)
+    assert response.status_code == 200 and b"127.0.0.1:1" not in response.content
+    assert b"http://testserver/" in response.content
+
+
+def test_parameters_a_page_does_not_read_make_no_entry(daily, anonymous):
+    anonymous.get(DAILY)
+    anonymous.get("/en/papers/")
+    stored = _stored_pages()
+    for n in range(30):
+        for url in (f"{DAILY}?utm_source={n}", f"/en/papers/?q=paper&x{n}=1", f"/sitemap.xml?{n}"):
+            response = anonymous.get(url)
+            assert response.status_code == 200
+            assert "public" not in response.get("Cache-Control", "")
+    assert _stored_pages() == stored
+
+
+def test_parameters_a_page_reads_are_keyed_and_repeated_ones_keep_their_order(daily, anonymous):
+    # The index reads the last ``q``: these two are different searches.
+    first = anonymous.get("/en/papers/?q=nothingatall&q=kv")
+    second, queries = _get(anonymous, "/en/papers/?q=kv&q=nothingatall")
+    assert queries > 0 and second.content != first.content
+    assert _get(anonymous, "/en/papers/?q=kv&q=nothingatall")[1] == 0
+
+
+def test_a_theme_cookie_counts_only_with_a_themes_value(daily, anonymous):
+    plain = anonymous.get(DAILY).content
+    stored = _stored_pages()
+    for n in range(20):
+        anonymous.cookies["theme"] = f"random-{n}"
+        response, queries = _get(anonymous, DAILY)
+        assert queries == 0 and response.content == plain
+    assert _stored_pages() == stored
+    anonymous.cookies["theme"] = "dark"
+    dark, queries = _get(anonymous, DAILY)
+    assert queries > 0 and dark.content != plain
+
+
+@pytest.mark.parametrize("url", [DAILY, "/en/papers/", "/en/subscribe/", "/robots.txt"])
+def test_options_and_trace_render_no_page(daily, anonymous, url):
+    options, queries = _get(anonymous, url, REQUEST_METHOD="OPTIONS")
+    assert options.status_code == 200 and options.content == b"" and queries == 0
+    assert {"GET", "HEAD", "OPTIONS"} <= set(options["Allow"].replace(" ", "").split(","))
+    trace = anonymous.generic("TRACE", url)
+    assert trace.status_code == 405 and b"<html" not in trace.content
+    assert _stored_pages() == 0

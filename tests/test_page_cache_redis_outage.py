@@ -11,13 +11,16 @@ import subprocess
 import time
 
 import pytest
+import redis
 from django.test import Client
 
 from dailies.services import daily_unpublish
-from tests.cache_servers import free_port, redis_caches
+from tests.cache_servers import free_port, redis_caches, silent_server
 from tests.factories import make_daily
 
-pytestmark = pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+needs_redis_server = pytest.mark.skipif(
+    not shutil.which("redis-server"), reason="needs redis-server"
+)
 
 DAILY = "/en/infra/2026-10-28/"
 
@@ -79,7 +82,7 @@ def redis_server(tmp_path, settings):
     server.start()
     settings.CACHES = redis_caches(server.port)
     settings.PAGE_CACHE_ENABLED = True
-    settings.PAGE_CACHE_RETRY_S = 0  # try the cache again at once: the test says when it is back
+    settings.CACHE_BREAKER_S = 0  # try the cache again at once: the test says when it is back
     yield server
     if server.proc is not None:
         server.resume()
@@ -103,6 +106,7 @@ def _served_from_cache(client: Client, url: str) -> tuple[int, bool]:
     return response.status_code, len(queries) == 0
 
 
+@needs_redis_server
 def test_it_answers_while_redis_is_stopped_and_caches_again_after(db, redis_server):
     make_daily()
     client = Client()
@@ -116,6 +120,7 @@ def test_it_answers_while_redis_is_stopped_and_caches_again_after(db, redis_serv
     assert _served_from_cache(client, DAILY) == (200, True)
 
 
+@needs_redis_server
 def test_a_daily_unpublished_while_redis_was_away_does_not_come_back_with_it(db, redis_server):
     daily = make_daily()
     client = Client()
@@ -130,6 +135,7 @@ def test_a_daily_unpublished_while_redis_was_away_does_not_come_back_with_it(db,
     assert _served_from_cache(client, "/en/") == (200, True)  # caching again
 
 
+@needs_redis_server
 def test_the_periodic_publisher_makes_a_bump_a_worker_could_not(db, redis_server):
     from dailies.tasks import publish_due_dailies
     from digest_site import content
@@ -154,6 +160,7 @@ def _a_new_process() -> None:
     content._remember(None)
 
 
+@needs_redis_server
 def test_a_bump_owed_by_a_process_that_died_is_made_by_the_periodic_publisher(db, redis_server):
     from audit.models import PendingBump
     from dailies.tasks import publish_due_dailies
@@ -191,3 +198,60 @@ def test_a_write_rolled_back_leaves_no_pending_bump(db, unreachable_cache):
         content.content_version_bump()
         raise RuntimeError("the write fails after its bump")
     assert not PendingBump.objects.exists()
+
+
+# -- a Redis that accepts connections and never answers ------------------------------------
+
+TIMEOUT = 0.3
+
+
+@pytest.fixture
+def hung_cache(settings):
+    """The cache is a server that accepts connections and never answers."""
+    with silent_server() as port:
+        settings.CACHES = redis_caches(port, timeout=TIMEOUT)
+        yield
+
+
+def _timed(call) -> float:
+    started = time.monotonic()
+    call()
+    return time.monotonic() - started
+
+
+def _fails_in(call, *args) -> float:
+    """How long ``call(*args)`` took to fail with Redis's error."""
+    started = time.monotonic()
+    with pytest.raises(redis.RedisError):
+        call(*args)
+    return time.monotonic() - started
+
+
+def test_a_hung_redis_costs_one_timeout_then_nothing(db, hung_cache, settings):
+    from django.core.cache import cache
+
+    settings.CACHE_BREAKER_S = 30
+    make_daily()
+    client = Client()
+    urls = [DAILY, "/en/", "/en/papers/", "/en/topics/", "/api/v1/dailies/", DAILY]
+    first = _timed(lambda: client.get(urls[0]))
+    assert first < 4 * TIMEOUT  # one timeout, and the page rendered
+    for url in urls[1:]:
+        assert _timed(lambda url=url: client.get(url)) < TIMEOUT, url
+    # Every other user of the cache (limiters, locks, the throttle) fails as fast.
+    assert _fails_in(cache.get, "x") < 0.05
+    assert _fails_in(cache.add, "lock", 1) < 0.05
+    assert _fails_in(cache.incr, "count") < 0.05
+
+
+def test_the_breaker_tries_redis_again_once_its_window_has_passed(hung_cache, settings):
+    from django.core.cache import cache
+
+    settings.CACHE_BREAKER_S = 1.0
+    assert _fails_in(cache.get, "x") >= TIMEOUT
+    opened = time.monotonic()
+    assert _fails_in(cache.get, "x") < 0.05
+    time.sleep(max(0.0, opened + 0.9 - time.monotonic()))
+    assert _fails_in(cache.get, "x") < 0.05  # just inside the window
+    time.sleep(0.2)
+    assert _fails_in(cache.get, "x") >= TIMEOUT  # just past it: Redis is tried again

@@ -92,8 +92,22 @@ def test_it_switches_to_postgres_and_redis_from_urls():
         "django.db.backends.postgresql",
         "digest",
         "redis://cache:6379/2",
-        "django.core.cache.backends.redis.RedisCache",
+        "digest_site.cache_backend.BreakerRedisCache",
     ]
+
+
+def test_cache_url_puts_the_cache_apart_from_the_broker():
+    result = _manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        "from django.conf import settings as s; "
+        "print(s.CELERY_BROKER_URL, s.CACHES['default']['LOCATION'])",
+        REDIS_URL="redis://broker:6379/0",
+        CACHE_URL="redis://cache:6379/0",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["redis://broker:6379/0", "redis://cache:6379/0"]
 
 
 @pytest.mark.parametrize(("value", "threshold"), [(None, "5"), ("1", "5"), ("0", "None")])
@@ -152,7 +166,7 @@ def test_production_runs_tasks_on_the_broker_and_caches_in_redis():
     assert result.stdout.split() == [
         "False",
         "redis://cache.internal:6379/0",
-        "django.core.cache.backends.redis.RedisCache",
+        "digest_site.cache_backend.BreakerRedisCache",
     ]
 
 
