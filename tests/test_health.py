@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from django.db import DEFAULT_DB_ALIAS, ProgrammingError, connection, connection
 
 from digest_site import health
 from digest_site.rows import Read, fetch, run
+from tests import cache_servers
 
 ROOT = Path(__file__).resolve().parent.parent
 CLOSED_PORT = 1  # nothing listens on 127.0.0.1:1
@@ -34,26 +33,8 @@ def unmemoised(monkeypatch):
 @pytest.fixture
 def silent_server():
     """A TCP server on 127.0.0.1 that accepts connections and never answers."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except TimeoutError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield listener.getsockname()[1]
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    listener.close()
+    with cache_servers.silent_server() as port:
+        yield port
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/readyz"])
@@ -138,6 +119,24 @@ def test_it_names_the_database_when_it_is_stopped():
     # A refused connection fails at once, well inside the 5 s connect timeout (the first
     # request of a fresh process also loads the URLconf and views).
     assert float(lines[1]) < 3 and float(lines[3]) < 3
+
+
+def test_pages_answer_503_with_retry_after_while_the_database_is_stopped():
+    code = """
+from django.test import Client
+c = Client(raise_request_exception=False)
+for path in ("/en/", "/en/papers/", "/api/v1/papers/"):
+    r = c.get(path)
+    print(path, r.status_code, r.get("Retry-After"), r["Content-Type"].split(";")[0])
+"""
+    lines = _in_a_fresh_process(
+        code, DATABASE_URL=f"postgres://postgres@127.0.0.1:{CLOSED_PORT}/postgres", DEBUG="0"
+    )
+    assert lines == [
+        "/en/ 503 30 text/html",
+        "/en/papers/ 503 30 text/html",
+        "/api/v1/papers/ 503 30 application/json",
+    ]
 
 
 def test_it_gives_up_on_a_database_that_never_answers_at_the_connect_timeout(silent_server):
