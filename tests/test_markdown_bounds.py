@@ -4,9 +4,11 @@ tested at its edge, and the worst inputs known render at those bounds in well un
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
+from django.utils import translation
 
 from deepdives.text import (
     MARKDOWN_MAX_BLOCK_CHARS,
@@ -153,3 +155,19 @@ def test_everything_at_once_renders_fast():
     rest = MARKDOWN_MAX_CHARS - len(head) - len(brackets) - 2
     text = head + brackets + "\n\n" + blocks("*a* ", total=rest)
     assert render_time(text) < SECONDS
+
+
+def test_each_bound_tells_a_chinese_editor_in_chinese():
+    too_much = {
+        "size": "a" * (MARKDOWN_MAX_CHARS + 1),
+        "openers": "<a " * (MARKDOWN_MAX_OPENERS + 1),
+        "block": "a" * (MARKDOWN_MAX_BLOCK_CHARS + 1),
+        "nesting": "> " * (MARKDOWN_MAX_NESTING + 1) + "x",
+        "brackets": bracket_block("[") + "[",
+    }
+    for bound, text in too_much.items():
+        english = markdown_problem(text)
+        with translation.override("zh"):
+            chinese = markdown_problem(text)
+        assert english and chinese and chinese != english, bound
+        assert re.search(r"[\u4e00-\u9fff]", chinese), bound
