@@ -9,6 +9,11 @@ from __future__ import annotations
 import os
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from django.core.checks.security.base import (
+    SECRET_KEY_INSECURE_PREFIX,
+    SECRET_KEY_MIN_LENGTH,
+    SECRET_KEY_MIN_UNIQUE_CHARACTERS,
+)
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -25,6 +30,27 @@ def env_required(name: str, *, why: str) -> str:
     if not value:
         raise ImproperlyConfigured(f"{name} must be set: {why}")
     return value
+
+
+def env_secret_key(name: str, *, why: str) -> str:
+    """A required key that passes Django's own security.W009 rule, which only warns (and only
+    under ``check --deploy``): a weak key makes signed sessions and tokens guessable."""
+    value = env_required(name, why=why)
+    if value.startswith(SECRET_KEY_INSECURE_PREFIX):
+        problem = f"it starts with {SECRET_KEY_INSECURE_PREFIX!r} (a key Django generated)"
+    elif len(value) < SECRET_KEY_MIN_LENGTH:
+        problem = f"it has {len(value)} characters; it needs at least {SECRET_KEY_MIN_LENGTH}"
+    elif len(set(value)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        problem = (
+            f"it has {len(set(value))} different characters; "
+            f"it needs at least {SECRET_KEY_MIN_UNIQUE_CHARACTERS}"
+        )
+    else:
+        return value
+    raise ImproperlyConfigured(
+        f"{name} is too weak: {problem}. Generate one with "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 
 
 def env_bool(name: str, default: bool = False) -> bool:

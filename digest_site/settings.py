@@ -25,6 +25,7 @@ from digest_site.env import (
     env_int,
     env_list,
     env_required,
+    env_secret_key,
     env_str,
 )
 
@@ -45,7 +46,7 @@ def _development_secret() -> str:
 
 
 if PRODUCTION:
-    SECRET_KEY = env_required("SECRET_KEY", why="production signs sessions and CSRF tokens")
+    SECRET_KEY = env_secret_key("SECRET_KEY", why="production signs sessions and CSRF tokens")
     ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
     if not ALLOWED_HOSTS:
         raise ImproperlyConfigured("ALLOWED_HOSTS must be set in production (comma-separated)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -16,12 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SECRET = "k3Y-" + "x9Lq2Vw8Rt5Zp1Mn4Bc7Df0Gh6Jk" * 2
 
 
+UNSET = {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"}
+
+
 def _manage(*args: str, **environ: str) -> subprocess.CompletedProcess:
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "ALLOWED_HOSTS", "DEBUG"}
-    }
+    clean = {k: v for k, v in os.environ.items() if k not in UNSET}
     clean.update(environ)
     clean["VAR_DIR"] = str(ROOT / "var" / "settings-test")
     return subprocess.run(
@@ -32,6 +32,23 @@ def _manage(*args: str, **environ: str) -> subprocess.CompletedProcess:
         text=True,
         timeout=120,
     )
+
+
+@pytest.fixture
+def settings_from(monkeypatch):
+    """The settings module's names as it reads them from an environment: the module run
+    afresh in this process (each manage.py boot to read them took 5-13 s on CI's machine);
+    Django's own settings are left alone. The deploy check below still boots manage.py."""
+
+    def read(**environ: str) -> dict:
+        for name in UNSET:
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("VAR_DIR", str(ROOT / "var" / "settings-test"))
+        for name, value in environ.items():
+            monkeypatch.setenv(name, value)
+        return runpy.run_path(str(ROOT / "digest_site" / "settings.py"))
+
+    return read
 
 
 @pytest.mark.parametrize("value", ["maybe", "2", "yes please"])
