@@ -16,9 +16,22 @@ def normalise_title(title: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text).split())
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def normalise_url(url: str) -> str:
+    """The URL as an identity, never as a link to store: http and https name one page, but
+    a port other than its scheme's default names another."""
     parts = urlsplit(url.strip())
     host = (parts.hostname or "").lower().removeprefix("www.")
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    try:
+        port = parts.port
+    except ValueError:  # out of range: ingest refuses such a link before it gets here
+        port = None
+    if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
+        host = f"{host}:{port}"
     path = parts.path.rstrip("/") or "/"
     return urlunsplit(("https", host, path, parts.query, ""))
 

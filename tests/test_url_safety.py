@@ -8,8 +8,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
+from papers.identity import canonical_id
 from papers.ingest.parsers import parse_arxiv_api, parse_arxiv_rss, parse_feed, parse_oai_pmh
-from papers.ingest.service import ingest_source
+from papers.ingest.service import ingest_document, ingest_source
 from papers.models import IngestRun, Paper, Source
 from papers.validators import URL_MAX_LENGTH, safe_url, validate_public_url
 from tests.arxiv_docs import Entry, api_page, entry_xml
@@ -272,3 +273,46 @@ def test_safe_url_keeps_its_verdicts_only_for_strings_a_url_could_be():
     blob = "https://example.org/" + "a" * (2 * validators.URL_MAX_LENGTH)
     assert validators.safe_url(blob) == ""
     assert validators._kept_verdict.cache_info().currsize == 2
+
+
+# --- Links as given -----------------------------------------------------------------------------
+
+
+def _rss(*links: str) -> bytes:
+    items = "".join(
+        f"<item><title>Post {n}</title><link>{link}</link></item>"
+        for n, link in enumerate(links, start=1)
+    )
+    return f'<rss version="2.0"><channel><title>Lab</title>{items}</channel></rss>'.encode()
+
+
+def test_ingest_keeps_ports_and_schemes_as_given(db):
+    links = [
+        "https://lab.example:8443/p",
+        "http://blog.example:8080/posts/1",
+        "http://plain.example/post",
+        "https://lab.example/p",  # the same path without the port is another page
+    ]
+    run = ingest_document(data=_rss(*links), fmt=Source.Kind.FEED, tracks=[], label="lab")
+    assert run.status == IngestRun.Status.SUCCEEDED and run.new == 4, run.message
+    stored = dict(Paper.objects.values_list("title", "abs_url"))
+    assert stored == {f"Post {n}": link for n, link in enumerate(links, start=1)}
+    # A default port and http/https still name one item.
+    assert canonical_id(url="http://lab.example:80/p") == canonical_id(url="https://lab.example/p")
+    assert canonical_id(url="https://lab.example:8443/p") == "url:https://lab.example:8443/p"
+
+
+def test_ingest_still_drops_a_link_of_another_scheme_or_with_credentials(db):
+    links = ["ftp://files.example:2121/p", "https://user:pw@lab.example:8443/p"]
+    run = ingest_document(data=_rss(*links), fmt=Source.Kind.FEED, tracks=[], label="lab")
+    assert run.new == 0 and len(run.rejected) == 2
+    assert not Paper.objects.exists()
+
+
+def test_the_arxiv_api_upgrades_only_arxiv_s_own_http_links():
+    feed = parse_arxiv_api(
+        _api_with_links("http://mirror.example:8080/abs/2610.00001v1", "http://arxiv.org/pdf/x")
+    )
+    (item,) = feed.items
+    assert item.abs_url == "http://mirror.example:8080/abs/2610.00001v1"
+    assert item.pdf_url == "https://arxiv.org/pdf/x"

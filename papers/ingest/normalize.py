@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.utils.text import slugify
 
-from papers.identity import canonical_id, normalise_url
+from papers.identity import canonical_id
 from papers.ingest.items import RawItem
 from papers.models import OrganizationAlias, Paper, Topic, VenueAlias
 
@@ -48,7 +48,7 @@ def paper_fields(item: RawItem) -> dict:
         "arxiv_id": item.arxiv_id,
         "version": item.version,
         "doi": item.doi,
-        "abs_url": normalise_url(abs_url) if abs_url else "",
+        "abs_url": abs_url.strip(),  # as the source gave it: normalise_url is for identity
         "pdf_url": item.pdf_url,
         "published_on": item.published.date() if item.published else None,
         "source_updated_at": item.updated or item.published,

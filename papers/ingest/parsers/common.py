@@ -427,8 +427,15 @@ def url_parts(url: str) -> tuple[str, str, str]:
         return "", "", ""
 
 
+ARXIV_HOSTS = {"arxiv.org", "www.arxiv.org", "export.arxiv.org"}
+
+
 def https_url(url: str) -> str:
-    return "https://" + url[len("http://") :] if url.startswith("http://") else url
+    """arXiv's own http links as https (arXiv serves both); any other link as given."""
+    scheme, host, _ = url_parts(url)
+    if scheme == "http" and host in ARXIV_HOSTS and url.lower().startswith(f"http://{host}/"):
+        return "https://" + url[len("http://") :]
+    return url
 
 
 def bare_doi(value: str) -> str:
