@@ -770,6 +770,7 @@ class IngestRunAdmin(admin.ModelAdmin):
         "updated",
         "unchanged",
         "rejected_total",
+        "lost",
         "message",
     ]
     list_filter = ["status", "source"]
@@ -788,6 +789,7 @@ class IngestRunAdmin(admin.ModelAdmin):
         "updated",
         "unchanged",
         "skipped",
+        "lost",
         "message",
         "rejected_entries",
     ]

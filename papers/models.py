@@ -142,6 +142,10 @@ class IngestRun(models.Model):
     skipped = models.PositiveIntegerField(
         default=0, help_text=_("Entries left out on purpose (e.g. announce types not kept).")
     )
+    lost = models.PositiveIntegerField(
+        default=0,
+        help_text=_("Entries the source sent that could be neither read nor named (damaged XML)."),
+    )
     rejected = models.JSONField(default=list, blank=True, help_text=_("[{entry, reason}, …]"))
     message = models.TextField(blank=True)
 

@@ -52,6 +52,7 @@ class ParsedFeed:
     resumption_token: str | None = None  # OAI-PMH
     complete_list_size: int | None = None  # OAI-PMH
     skipped: int = 0  # entries left out on purpose (arXiv RSS announce types not kept)
+    lost: int = 0  # entries written in the document that could be neither read nor named
 
 
 class FeedError(Exception):

@@ -38,6 +38,10 @@ CATEGORY = _column(Paper, "primary_category")
 CANONICAL_ID = _column(Paper, "canonical_id")
 # A link may become the identity ("url:" + the normalised URL, where http turns into https).
 URL = min(_column(Paper, "abs_url"), CANONICAL_ID - len("url:") - 1)
+# One text node in the document, in an element we read or not. libxml2 refuses a node over
+# 10 MB unless told otherwise, and then loses every entry after it; we parse with that limit
+# off (the body is bounded) and refuse only the entry holding such a node.
+TEXT_NODE = 10_000_000
 ENTRY_NAME = 200  # how a rejected entry is named in the run's report
 RUN_NOTES = 50  # notes (dropped links, fallbacks) listed in a run's message; the rest counted
 LABEL = _column(IngestRun, "label")

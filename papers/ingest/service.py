@@ -70,6 +70,7 @@ class Collected:
     items: list[RawItem] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
     skipped: int = 0
+    lost: int = 0  # entries the documents held that could be neither read nor named
     requests: int = 0
     not_modified: bool = False
     etag: str = ""
@@ -82,6 +83,7 @@ class Collected:
     def add(self, page: ParsedFeed) -> None:
         self.items.extend(page.items)
         self.rejected.extend(page.rejected)
+        self.lost += page.lost
         for item in page.items:
             name = limits.entry_name(item.source_key or item.url or item.title)
             self.notes.extend(f"{name}: {note}" for note in item.notes)
@@ -271,6 +273,7 @@ def _store(
             updated=result.updated,
             unchanged=result.unchanged,
             skipped=collected.skipped,
+            lost=collected.lost,
             rejected=rejected,
             message=_with_notes(
                 _summary(collected, result.new, result.updated, len(rejected)),
@@ -289,9 +292,10 @@ def _store(
 
 def _summary(collected: Collected, new: int, updated: int, rejected: int) -> str:
     listed = f"the source listed {collected.listed}; " if collected.listed is not None else ""
+    lost = f", {collected.lost} lost (could not be read)" if collected.lost else ""
     return (
         f"{listed}fetched {len(collected.items) + len(collected.rejected)}, "
-        f"{new} new, {updated} updated, {rejected} rejected"
+        f"{new} new, {updated} updated, {rejected} rejected{lost}"
     )
 
 

@@ -82,7 +82,10 @@ class Document:
 
 
 def _hardened_parser() -> etree.XMLParser:
-    return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, recover=True)
+    # huge_tree lifts libxml2's 10 MB limit on one text node, which would otherwise cost every
+    # entry after it: entities are never expanded and the body is bounded, and an entry with a
+    # node over limits.TEXT_NODE is rejected alone (assess_damage).
+    return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True, recover=True)
 
 
 def load(data: bytes, content_type: str) -> Document:
@@ -245,6 +248,7 @@ def collect(
         accept(feed, item, number, doc.encoding)
     if damage.document:
         feed.rejected.append(Rejection("document", damage.document))
+    feed.lost += damage.lost
 
 
 def accept(feed: ParsedFeed, item: RawItem, number: int, encoding: str) -> None:
@@ -293,6 +297,7 @@ def _entry_name(item: RawItem, number: int) -> str:
 class Damage:
     by_entry: dict[int, str] = field(default_factory=dict)  # entry index -> reason
     document: str = ""  # reason, when the damage lies outside every entry
+    lost: int = 0  # entries written in the text that the recovered tree does not hold
 
 
 def assess_damage(doc: Document, entries: list[_Element], tag: str) -> Damage:
@@ -311,7 +316,12 @@ def assess_damage(doc: Document, entries: list[_Element], tag: str) -> Damage:
         stray = []
     damage = Damage({index: _malformed(errors) for index, errors in inside.items()})
     damage.document = _malformed(stray) if stray else ""
-    lost = _lost_entries(doc, entries, tag) if doc.errors else 0
+    for index, element in enumerate(entries):
+        if index not in damage.by_entry and (size := _longest_text(element)) > limits.TEXT_NODE:
+            damage.by_entry[index] = (
+                f"a text node is {size} characters; the limit is {limits.TEXT_NODE}"
+            )
+    lost = damage.lost = _lost_entries(doc, entries, tag) if doc.errors else 0
     if lost:
         note = f"; {lost} later {'entry' if lost == 1 else 'entries'} could not be recovered"
         if damage.by_entry:
@@ -319,6 +329,13 @@ def assess_damage(doc: Document, entries: list[_Element], tag: str) -> Damage:
         else:
             damage.document += note
     return damage
+
+
+def _longest_text(element: _Element) -> int:
+    """Characters in the entry's longest text node (an element's text or a child's tail)."""
+    texts = [node.text for node in element.iter()]
+    texts += [node.tail for node in element.iterdescendants()]
+    return max((len(text) for text in texts if text), default=0)
 
 
 def _lost_entries(doc: Document, entries: list[_Element], tag: str) -> int:

@@ -56,6 +56,7 @@ def parse_feed(data: bytes, content_type: str = "") -> ParsedFeed:
         remove_element(entries[index])  # never hand feedparser an entry we already rejected
     if damage.document:
         feed.rejected.append(Rejection("document", damage.document))
+    feed.lost = damage.lost
     cleaned = etree.tostring(doc.root, encoding="utf-8")
     # A file-like object, never bytes or str: feedparser would treat those as a path or URL.
     parsed = feedparser.parse(

@@ -65,6 +65,7 @@ class Command(BaseCommand):
                         "unchanged": run.unchanged,
                         "skipped": run.skipped,
                         "rejected": run.rejected,
+                        "lost": run.lost,
                         "message": run.message,
                         "run": run.pk,
                     },
