@@ -435,6 +435,13 @@ LLM_DRAFT_MODEL = env_str("LLM_DRAFT_MODEL") or ""
 # Per attempt; the openai client retries 429/5xx/timeouts LLM_MAX_RETRIES times with backoff.
 LLM_TIMEOUT_S = float(env_int("LLM_TIMEOUT_S", 60, minimum=1))
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0)
+# How answers are asked for as JSON (papers.llm_client.RESPONSE_FORMATS): "auto" tries strict
+# json_schema, then json_object with the schema in the prompt, then plain text with the JSON
+# extracted, and remembers per endpoint and model what worked; any other value uses that mode
+# alone (DeepSeek's API documents json_object only).
+LLM_RESPONSE_FORMAT = env_choice(
+    "LLM_RESPONSE_FORMAT", ("auto", "json_schema", "json_object", "text"), "auto"
+)
 # Tokens all requests of a day may use together (editorial day); 0 = unlimited.
 LLM_DAILY_TOKEN_BUDGET = env_int("LLM_DAILY_TOKEN_BUDGET", 0, minimum=0)
 

@@ -1,6 +1,14 @@
 """The one way this project talks to a model: the official ``openai`` client, built from
 settings, and one structured-output request that stores its token usage.
 
+Providers differ in the structured output they accept: OpenAI takes a strict ``json_schema``,
+others (DeepSeek's official API among them) only ``json_object`` and answer 400 to a schema,
+some neither. With ``LLM_RESPONSE_FORMAT=auto`` a request refused with 400/422 is sent again
+in the next mode of ``RESPONSE_FORMATS`` (the schema then goes into the prompt, and in plain
+text the JSON object is cut out of the answer); the mode that answered is remembered for the
+endpoint and model, so later requests start there. The caller validates the answer the same
+way whichever mode gave it.
+
 Both the judge (``papers.scoring.llm``) and the drafter (``papers.drafting.llm``) go through
 here. Retries of 429, 5xx and timeouts are the client's own (``max_retries``, exponential
 backoff with jitter, ``Retry-After`` honoured up to two minutes); what reaches the caller is
@@ -10,12 +18,20 @@ either an answer or ``LLMUnavailable`` saying why, after how many attempts.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import openai
 from django.conf import settings
 
 from papers.models import LLMRequest
+
+RESPONSE_FORMATS = ("json_schema", "json_object", "text")
+# Statuses with which a provider refuses a response_format it does not support.
+REFUSED_STATUSES = frozenset({400, 422})
+# The mode that last answered, per (base URL, model): a few configured endpoints per process,
+# so nothing needs retiring; a restart tries the strict mode again.
+_answering_format: dict[tuple[str, str], str] = {}
 
 # Statuses the client retries (see openai._base_client.BaseClient._should_retry).
 RETRIED_STATUSES = frozenset({408, 409, 429})
@@ -39,6 +55,7 @@ class Completion:
     completion_tokens: int
     finish_reason: str
     request: LLMRequest
+    response_format: str = RESPONSE_FORMATS[0]
 
     def reject(self, reason: str) -> None:
         """Mark the stored request as answered but not usable (one UPDATE)."""
@@ -77,6 +94,51 @@ def json_schema_format(name: str, schema: dict) -> dict:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
 
+def schema_instruction(name: str, schema: dict, mode: str) -> str:
+    """What a request without a strict schema adds to its system message."""
+    text = (
+        f"Answer with one JSON object (named {name}) that follows this JSON Schema exactly:\n"
+        f"{json.dumps(schema, ensure_ascii=False)}"
+    )
+    if mode == "text":
+        text += "\nWrite only the JSON object: no Markdown code fence, no text before or after it."
+    return text
+
+
+def _with_schema(messages: list[dict], instruction: str) -> list[dict]:
+    if messages and messages[0].get("role") == "system":
+        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": instruction}, *messages]
+
+
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
+
+
+def extract_json_object(content: str) -> str:
+    """The JSON object inside a plain-text answer (in a code fence, or between the first "{"
+    and the last "}"); the content unchanged when none parses, so the check says why."""
+    candidates = [m[1] for m in _FENCE_RE.finditer(content)]
+    start, end = content.find("{"), content.rfind("}")
+    if 0 <= start < end:
+        candidates.append(content[start : end + 1])
+    for candidate in candidates:
+        try:
+            if isinstance(json.loads(candidate), dict):
+                return candidate.strip()
+        except ValueError:
+            continue
+    return content
+
+
+def _formats_to_try(provider: tuple[str, str]) -> tuple[str, ...]:
+    configured = settings.LLM_RESPONSE_FORMAT
+    if configured != "auto":
+        return (configured,)
+    first = _answering_format.get(provider, RESPONSE_FORMATS[0])
+    return RESPONSE_FORMATS[RESPONSE_FORMATS.index(first) :]
+
+
 def _unavailable_reason(exc: openai.OpenAIError, attempts: int) -> str:
     if isinstance(exc, openai.APITimeoutError):
         return f"timed out after {attempts} attempts"
@@ -100,23 +162,69 @@ def llm_complete(
     purpose: str,
     paper_id: int | None = None,
 ) -> Completion:
-    """Ask ``model`` for one JSON object following ``schema``; store one ``LLMRequest`` row.
+    """Ask ``model`` for one JSON object following ``schema``; store one ``LLMRequest`` row per
+    request sent (a mode refused by the provider is one row, with its error).
 
-    Raises ``LLMUnavailable`` when the model did not answer after the client's retries and
-    ``LLMMalformed`` when the response is not a chat completion; both rows say why. Runs one
-    INSERT.
+    Raises ``LLMUnavailable`` when the model did not answer after the client's retries (or
+    refused every mode) and ``LLMMalformed`` when the response is not a chat completion; the
+    rows say why. Runs one INSERT per request.
     """
+    provider = (str(client.base_url), model)
+    modes = _formats_to_try(provider)
+    for n, mode in enumerate(modes):
+        try:
+            completion = _complete_once(
+                client=client,
+                model=model,
+                messages=messages,
+                schema_name=schema_name,
+                schema=schema,
+                mode=mode,
+                purpose=purpose,
+                paper_id=paper_id,
+            )
+        except _Refused as exc:
+            if n + 1 == len(modes):
+                raise LLMUnavailable(str(exc)) from None
+            continue
+        if settings.LLM_RESPONSE_FORMAT == "auto":
+            _answering_format[provider] = mode
+        return completion
+    raise AssertionError("unreachable: modes is never empty")
+
+
+class _Refused(Exception):
+    """The provider refused the request as sent (400/422): another response_format may do."""
+
+
+def _complete_once(
+    *,
+    client: openai.OpenAI,
+    model: str,
+    messages: list[dict],
+    schema_name: str,
+    schema: dict,
+    mode: str,
+    purpose: str,
+    paper_id: int | None,
+) -> Completion:
     row = LLMRequest(purpose=purpose, model_name=model[:MODEL_NAME_MAX_LENGTH], paper_id=paper_id)
+    options: dict = {}
+    if mode == "json_schema":
+        options["response_format"] = json_schema_format(schema_name, schema)
+    else:
+        messages = _with_schema(messages, schema_instruction(schema_name, schema, mode))
+        if mode == "json_object":
+            options["response_format"] = {"type": "json_object"}
     try:
         response = client.chat.completions.create(
-            model=model,
-            messages=messages,
-            temperature=0,
-            response_format=json_schema_format(schema_name, schema),
+            model=model, messages=messages, temperature=0, **options
         )
     except openai.OpenAIError as exc:
         row.error = _unavailable_reason(exc, attempts_of(client))
         row.save()
+        if isinstance(exc, openai.APIStatusError) and exc.status_code in REFUSED_STATUSES:
+            raise _Refused(row.error) from None
         raise LLMUnavailable(row.error) from None
     except json.JSONDecodeError:
         row.error = "the response body is not JSON"
@@ -135,9 +243,10 @@ def llm_complete(
     row.ok = True
     row.save()
     return Completion(
-        content=content,
+        content=extract_json_object(content) if mode == "text" else content,
         prompt_tokens=row.prompt_tokens or 0,
         completion_tokens=row.completion_tokens or 0,
         finish_reason=str(getattr(choices[0], "finish_reason", "") or ""),
         request=row,
+        response_format=mode,
     )

@@ -174,8 +174,11 @@ def recorded_server(settings):
 @pytest.fixture
 def llm_server():
     """A real chat-completions server on 127.0.0.1 answering with recorded replies."""
+    from papers import llm_client
     from tests.llm_server import LLMServer
 
+    # What a provider answered in is remembered per process; a port may be reused.
+    llm_client._answering_format.clear()
     with LLMServer() as server:
         yield server
 

@@ -6,6 +6,9 @@ Replies are shaped like OpenAI's (id, object, created, model, choices[0].message
 finish_reason, usage) or are errors with a status, headers (Retry-After) and a delay. Every
 request body is logged, so tests can check the response_format, the schema and the messages.
 
+``refuse(*modes)`` makes it answer 400, as DeepSeek's API does to a ``json_schema``, to every
+request whose ``response_format`` type is one of ``modes`` ("text": no response_format).
+
 Recorded answers live in tests/data/llm/<name>.json as the message content (one JSON object).
 """
 
@@ -74,6 +77,15 @@ def error(status: int, message: str = "", *, retry_after: str | None = None) -> 
     )
 
 
+# DeepSeek's answer to a response_format it does not support.
+REFUSAL_MESSAGE = "This response_format type is unavailable now"
+
+
+def response_format_of(body: dict) -> str:
+    """The request's response_format type: json_schema, json_object or text (none given)."""
+    return (body.get("response_format") or {}).get("type", "text")
+
+
 def slow(seconds: float) -> Reply:
     """An answer that comes after ``seconds`` (longer than the client's timeout: a timeout)."""
     return completion("{}", delay=seconds)
@@ -85,6 +97,7 @@ class LLMServer(RecordedServer):
     def __init__(self) -> None:
         super().__init__()
         self.body_chooser = None
+        self.refused: frozenset[str] = frozenset()
 
     @property
     def base_url(self) -> str:
@@ -98,15 +111,27 @@ class LLMServer(RecordedServer):
         """Answer each request by its JSON body: ``chooser(body: dict) -> Reply``."""
         self.body_chooser = chooser
 
+    def refuse(self, *modes: str) -> None:
+        """Answer 400 to requests in these response_format modes (before the script)."""
+        self.refused = frozenset(modes)
+
     def _next(self, path: str, query: dict) -> Reply:
-        if path == PATH and self.body_chooser is not None:
+        if path == PATH and (self.body_chooser is not None or self.refused):
             # Called under the server's lock right after the request was logged.
-            return self.body_chooser(json.loads(self.log[-1].body))
+            body = json.loads(self.log[-1].body)
+            if response_format_of(body) in self.refused:
+                return error(400, REFUSAL_MESSAGE)
+            if self.body_chooser is not None:
+                return self.body_chooser(body)
         return super()._next(path, query)
 
     def bodies(self) -> list[dict]:
         """The JSON bodies of the chat-completions requests, in order."""
         return [json.loads(entry.body) for entry in self.requests_to(PATH)]
+
+    def formats(self) -> list[str]:
+        """The response_format type of each chat-completions request, in order."""
+        return [response_format_of(body) for body in self.bodies()]
 
     def header(self, index: int, name: str) -> str | None:
         """A header of the ``index``-th request, by case-insensitive name."""

@@ -92,9 +92,19 @@ def test_a_429_honours_retry_after_then_succeeds(db, llm_server):
     assert LLMRequest.objects.get().ok  # one request row: the client's retries are inside it
 
 
-def test_a_request_the_server_refuses_is_not_retried(db, llm_server):
+def test_a_request_the_server_refuses_is_tried_once_per_response_format(db, llm_server):
+    # A 400 is not retried as such; it may be the provider refusing the response_format, so
+    # each weaker mode is tried once (tests/test_llm_response_format.py).
     llm_server.script(error(400, "response_format json_schema is not supported"))
     result = _score(llm_server)
     assert result.scorer == "rubric-tfidf"
     assert "unavailable (HTTP 400: " in result.notes and "not supported" in result.notes
-    assert len(llm_server.bodies()) == 1
+    assert llm_server.formats() == ["json_schema", "json_object", "text"]
+
+
+def test_a_provider_without_json_schema_still_scores_through_json_object(db, llm_server):
+    llm_server.refuse("json_schema")
+    llm_server.script(completion(GOOD))
+    result = _score(llm_server)
+    assert result.scorer == "llm-judge" and result.criteria == GOOD["criteria"]
+    assert llm_server.formats() == ["json_schema", "json_object"]
