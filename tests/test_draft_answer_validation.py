@@ -188,3 +188,51 @@ def test_an_intro_is_checked_per_language_with_its_bounds():
     assert answer.problems == {}
     answer = intro_answer_validate(json.dumps({"en": good["en"], "zh": 3}))
     assert answer.problems == {"zh": "zh is missing or not a non-empty string"}
+
+
+def _zh_with(sentence: str) -> str:
+    summary = recorded("trustann")["zh"]["summary"]
+    return summary.replace("。", f"。{sentence} ", 1)
+
+
+def test_a_chinese_summary_with_english_sentences_is_refused():
+    text = _zh_with(
+        "The replicas disagree when one of them is stale. "
+        "TrustANN compares the answers of two replicas before it returns them."
+    )
+    assert v.cjk_share(text) >= v.ZH_MIN_CJK_SHARE  # the share alone lets it through
+    answer = paper_answer_validate(_answer(zh__summary=text))
+    assert "zh" not in answer.languages and "en" in answer.languages
+    assert "the zh summary has an English sentence (“The replicas disagree" in answer.problems["zh"]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "KV cache",
+        "time to first token (TTFT)",
+        "Cache-Affinity Routing for Prefix-Heavy LLM Serving",
+        "SGLang, vLLM and TensorRT-LLM",
+    ],
+)
+def test_terms_and_names_in_latin_letters_are_allowed_in_chinese(sentence):
+    answer = paper_answer_validate(_answer(zh__summary=_zh_with(sentence)))
+    assert answer.problems == {}
+
+
+def test_the_english_run_bound_is_an_edge():
+    under = "it is the one we keep"  # 6 words, 4 function words
+    assert v.english_sentence(under) == under
+    assert v.english_sentence("it is the one we") is None  # 5 words
+    assert v.english_sentence("replica shard router is the gateway") is not None
+    assert v.english_sentence("replica shard router gateway is fast") is None  # 1 function word
+
+
+def test_an_intro_in_chinese_with_an_english_sentence_is_refused():
+    zh = "今天共 3 篇论文、1 篇深度解读，主线是 KV cache 的分层与调度。" * 2
+    english = " We think that serving teams should start with this one."
+    data = {"en": recorded("intro")["en"], "zh": zh + english}
+    answer = intro_answer_validate(json.dumps(data, ensure_ascii=False))
+    assert "has an English sentence" in answer.problems["zh"]
+    data["zh"] = zh
+    assert intro_answer_validate(json.dumps(data, ensure_ascii=False)).problems == {}

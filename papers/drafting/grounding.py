@@ -35,6 +35,7 @@ How numbers are compared (the rules the tests pin):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable, Sequence
@@ -49,6 +50,7 @@ __all__ = [
     "NumberMention",
     "check_draft",
     "check_glossary",
+    "check_intro",
     "check_names",
     "check_numbers",
     "extract_numbers",
@@ -108,6 +110,20 @@ for _wide in range(0xFF21, 0xFF3B):  # full-width capitals
 
 def _normalise(text: str) -> str:
     return text.translate(_TRANSLATE)
+
+
+# TeX in abstracts: "30\\%", "$3.2\\times$", "1.8 $\\times$". Replaced in place, padded to the
+# same length (offsets stay valid); the padding after "×" is read as part of the number.
+_TEX_PERCENT_RE = re.compile(r"\\%")
+_TEX_TIMES_RE = re.compile(r"\s?\$?\s?\\times\b\s?\$?")
+_TEX_PAD = "\x00"
+
+
+def _detex(norm: str) -> str:
+    if "\\" not in norm:
+        return norm
+    norm = _TEX_PERCENT_RE.sub(" %", norm)
+    return _TEX_TIMES_RE.sub(lambda m: "×" + _TEX_PAD * (len(m[0]) - 1), norm)
 
 
 def _lowered(text: str) -> str:
@@ -186,7 +202,7 @@ _UNITS = {
 }
 _UNIT_OF = {alias.casefold(): unit for unit, aliases in _UNITS.items() for alias in aliases}
 # Units that must match in kind: a multiplier is never a count, a percentage never a point.
-_STRONG_UNITS = frozenset({"x", "%", "pp"})
+_STRONG_UNITS = frozenset({"x", "%", "pp", "frac"})
 _UNIT_DISPLAY = {
     "x": "×",
     "%": "%",
@@ -194,6 +210,7 @@ _UNIT_DISPLAY = {
     "pt": " points",
     "tok": " tokens",
     "bit": "-bit",
+    "frac": " (a fraction)",
     "": "",
 }
 
@@ -328,7 +345,7 @@ _SUFFIX_RE = re.compile(
     re.I,
 )
 # "10-20", "10 - 20", "10 to 20", "3 到 5"; not "0.95 -24.8" (a minus sign)
-_RANGE_CONNECTOR_RE = re.compile(r"-| - |\s*(?:~|to|到|至)\s*", re.I)
+_RANGE_CONNECTOR_RE = re.compile(r"--?| --? |\s*(?:~|to|到|至)\s*", re.I)
 _PERCENT_PREFIX_RE = re.compile(r"百分之\s*$")
 _ORDINAL_PREFIX_RE = re.compile(r"第\s*$")
 
@@ -361,6 +378,20 @@ _CN_NUM_RE = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+
 _NOT_BEFORE_CN_NUMBER = frozenset("几数上成好多每零〇一二两三四五六七八九十百千万亿")
 _CN_MEASURE_RE = re.compile(rf"\s?(?:{_alternation(_CN_MEASURES)})")
 _CN_PERCENT_RE = re.compile(r"百分之\s*([零〇一二两三四五六七八九十百千]+)")
+# 三分之二 (百分之 is a percentage, read above)
+_CN_FRACTION_RE = re.compile(
+    r"([零〇一二两三四五六七八九十]+)\s*分之\s*([零〇一二两三四五六七八九十]+)"
+)
+_FRACTION_WORDS = {"half": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "tenth": 10}
+_EN_FRACTION_RE = re.compile(
+    r"\b(a|one|two|three|four|five|seven|nine)[ -]"
+    r"(third|quarter|fourth|fifth|tenth)s?\b",
+    re.I,
+)
+# 2/3, 1/4: small proper fractions only (not 4/3, not dates such as 12/31)
+_DIGIT_FRACTION_RE = re.compile(r"(?<![0-9./])([1-9])/([2-9]|10)(?![0-9./])")
+# A fraction's value, as exact as the comparison needs.
+_FRACTION_QUANTUM = Decimal("0.0001")
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -414,6 +445,7 @@ class _Found:
     quantum: Decimal
     scale: int = 1  # the factor a suffix (K, 万, million) applied
     checkable: bool = True  # False: ordinals, "one", "both" — only ever grounding
+    metric: str | None = None  # what it measures, in the source (see _metrics)
 
 
 @dataclass(frozen=True)
@@ -458,13 +490,15 @@ def _scan(text: str, *, for_source: bool) -> tuple[list[_Found], list[_Identifie
     (an arXiv id, a date, a version, a name such as H100) or else as a number. Regular
     expressions that start with a lookbehind scan a text one position at a time, so the
     passes over the whole text start with a literal or a character class."""
-    norm = _normalise(text)
+    norm = _detex(_normalise(text))
     spans = _Spans(len(text))
     found: list[_Found] = []
     identifiers: list[_Identifier] = []
     runs = [(m.start(), m.end()) for m in _DIGITS_RE.finditer(norm)]
     if runs:
         _scan_tokens(text, norm, runs, spans, found, identifiers, for_source=for_source)
+    _scan_fractions(text, norm, spans, found)
+    if runs:
         _scan_digits(text, norm, runs, spans, found, for_source=for_source)
     _scan_words(text, norm, spans, found, for_source=for_source)
     _scan_chinese(text, norm, spans, found, for_source=for_source)
@@ -578,6 +612,8 @@ def _scan_digits(text, norm, runs, spans, found, *, for_source) -> None:
             scale_text = suffix["scale1"] or suffix["scale2"]
             unit_text = suffix["unit"]
             end = suffix.end()
+            while end < len(norm) and norm[end] == _TEX_PAD:
+                end += 1
         if ordinal or _ORDINAL_PREFIX_RE.search(norm, max(0, start - 3), start):
             if for_source:
                 mention = _mention(text, start, end, value, "")
@@ -601,6 +637,36 @@ def _scan_digits(text, norm, runs, spans, found, *, for_source) -> None:
         found.append(current)
         spans.take(start, end)
         previous = current
+
+
+def _fraction(text, start, end, numerator: int, denominator: int) -> _Found | None:
+    if not 0 < numerator < denominator:
+        return None
+    value = (Decimal(numerator) / Decimal(denominator)).quantize(_FRACTION_QUANTUM)
+    return _Found(_mention(text, start, end, value, "frac"), _FRACTION_QUANTUM)
+
+
+def _scan_fractions(text, norm, spans, found) -> None:
+    """Two-thirds, a quarter, 三分之二, 2/3: one value whatever the language."""
+    if "分之" in norm:
+        for m in _CN_FRACTION_RE.finditer(norm):
+            f = _fraction(text, m.start(), m.end(), _cn_value(m[2]), _cn_value(m[1]))
+            if f is not None and spans.free(m.start(), m.end()):
+                found.append(f)
+                spans.take(m.start(), m.end())
+    for m in _EN_FRACTION_RE.finditer(norm):
+        word = m[1].casefold()
+        numerator = 1 if word in ("a", "one") else _ONES[word]
+        f = _fraction(text, m.start(), m.end(), numerator, _FRACTION_WORDS[m[2].casefold()])
+        if f is not None and spans.free(m.start(), m.end()):
+            found.append(f)
+            spans.take(m.start(), m.end())
+    if "/" in norm:
+        for m in _DIGIT_FRACTION_RE.finditer(norm):
+            f = _fraction(text, m.start(), m.end(), int(m[1]), int(m[2]))
+            if f is not None and spans.free(m.start(), m.end()):
+                found.append(f)
+                spans.take(m.start(), m.end())
 
 
 def _widen_range_start(first: _Found, second: _Found) -> _Found:
@@ -715,7 +781,8 @@ def _scan_chinese(text, norm, spans, found, *, for_source) -> None:
         if value is None:
             continue
         # a lone 一 is "a"/"one" (一种, 一个, 一次), not a count to check
-        checkable = chars != "一"
+        # 一倍 is a doubling ("提升一倍"), a number to check
+        checkable = chars != "一" or word == "倍"
         if not checkable and not for_source:
             continue
         end = m.end()
@@ -730,6 +797,8 @@ def _scan_chinese(text, norm, spans, found, *, for_source) -> None:
             if after and after["unit"]:
                 unit = _UNIT_OF.get(after["unit"].casefold(), "")
                 end = after.end()
+        elif word == "倍" and chars == "一":
+            value, unit, end = 2, "x", measure.end()  # "+100%": twice as much
         elif word == "成":
             value, unit, end = value * 10, "%", measure.end()
             quantum *= 10
@@ -754,6 +823,96 @@ def extract_numbers(text: str, *, language: str) -> list[NumberMention]:
     return [f.mention for f in found if f.checkable]
 
 
+# --- what a number measures -----------------------------------------------------------------
+# A speedup or a percentage is grounded only on the same metric as in the source: "latency
+# -35%, throughput +20%" swapped is two true numbers and two false claims. The metric of a
+# number is the nearest metric word in its clause; a number with none (in the draft or at
+# one of its places in the source) is compared by value alone, as before.
+METRIC_UNITS = frozenset({"x", "%", "pp"})
+_METRICS = {
+    "latency": ("latency", "latencies", "delay", "response time", "延迟", "时延", "响应时间"),
+    "time to first token": ("ttft", "time to first token", "time-to-first-token", "首 token"),
+    "throughput": ("throughput", "goodput", "tokens/s", "qps", "吞吐", "吞吐量"),
+    "speed": ("speedup", "speedups", "speed-up", "speed", "faster", "slower", "加速", "更快"),
+    "memory": ("memory", "footprint", "hbm", "vram", "显存", "内存"),
+    "storage": ("storage", "disk", "存储", "磁盘"),
+    "accuracy": ("accuracy", "准确率", "精度", "正确率"),
+    "recall": ("recall", "召回率", "召回"),
+    "cost": ("cost", "costs", "price", "成本", "费用"),
+    "energy": ("energy", "power", "能耗", "功耗"),
+    "hit rate": ("hit rate", "hit ratio", "命中率"),
+    "bandwidth": ("bandwidth", "带宽"),
+    "utilization": ("utilization", "utilisation", "利用率"),
+    "communication": ("communication", "traffic", "通信", "流量"),
+    "error": ("error", "errors", "error rate", "错误", "误差", "错误率"),
+    "time": ("time", "duration", "耗时", "时间"),
+    "overhead": ("overhead", "开销"),
+    "perplexity": ("perplexity", "困惑度"),
+}
+_METRIC_OF = {alias: metric for metric, aliases in _METRICS.items() for alias in aliases}
+# Metrics one sentence may state as another ("2× faster" for a throughput gain).
+_RELATED_METRICS = {
+    frozenset(pair)
+    for pair in (
+        ("speed", "throughput"),
+        ("speed", "latency"),
+        ("speed", "time"),
+        ("speed", "time to first token"),
+        ("time to first token", "latency"),
+        ("time to first token", "time"),
+        ("latency", "time"),
+        ("error", "accuracy"),
+    )
+}
+_LATIN_METRIC_WORDS = [a for a in _METRIC_OF if a.isascii()]
+_CJK_METRIC_WORDS = [a for a in _METRIC_OF if not a.isascii()]
+_METRIC_RE = re.compile(
+    rf"\b(?:{_alternation(_LATIN_METRIC_WORDS)})\b|{_alternation(_CJK_METRIC_WORDS)}"
+)
+_CLAUSE_BREAK_RE = re.compile(
+    r"[,;:，；：、。！？!?\n]|\.(?![0-9])|\b(?:and|while|whereas|but|versus|vs)\b|而|但|并且|同时"
+)
+
+# A metric right after its number binds first: "12.5% of the memory", "35% lower latency".
+_BOUND_AFTER_RE = re.compile(
+    r"[\s\x00]*(?:(?:of|in)\s+(?:the\s+)?|(?:lower|higher|less|more|fewer|better|smaller|"
+    r"larger|reduction in|increase in|improvement in|gain in)\s+|的\s*)?"
+)
+
+
+def _metrics_match(draft: str, source: str) -> bool:
+    return draft == source or frozenset((draft, source)) in _RELATED_METRICS
+
+
+def _metrics(text: str, found: list[_Found]) -> list[str | None]:
+    """The metric of each found number that has a METRIC_UNITS unit (else None)."""
+    result: list[str | None] = [None] * len(found)
+    if not any(f.mention.unit in METRIC_UNITS for f in found):
+        return result
+    lowered = _lowered(text)
+    hits = [(m.start(), m.end(), _METRIC_OF[m[0]]) for m in _METRIC_RE.finditer(lowered)]
+    if not hits:
+        return result
+    breaks = [(m.start(), m.end()) for m in _CLAUSE_BREAK_RE.finditer(lowered)]
+    for i, f in enumerate(found):
+        start, end = f.mention.start, f.mention.end
+        if f.mention.unit not in METRIC_UNITS or start == end:
+            continue
+        low = max((b_end for b_start, b_end in breaks if b_end <= start), default=0)
+        high = min((b_start for b_start, _ in breaks if b_start >= end), default=len(text))
+        best = None
+        for h_start, h_end, metric in hits:
+            if h_start < low or h_end > high:
+                continue
+            gap = start - h_end if h_end <= start else h_start - end
+            if h_start >= end and _BOUND_AFTER_RE.fullmatch(lowered, end, h_start):
+                gap = -1
+            if gap >= -1 and (best is None or gap < best[0]):
+                best = (gap, metric)
+        result[i] = best[1] if best else None
+    return result
+
+
 @dataclass(frozen=True)
 class _SourceIndex:
     by_value: dict[Decimal, list[_Found]]
@@ -763,6 +922,10 @@ class _SourceIndex:
 @functools.lru_cache(maxsize=512)
 def _source_index(source: str) -> _SourceIndex:
     found, _ = _scan(source, for_source=True)
+    found = [
+        dataclasses.replace(f, metric=metric) if metric else f
+        for f, metric in zip(found, _metrics(source, found), strict=True)
+    ]
     by_value: dict[Decimal, list[_Found]] = {}
     for f in found:
         by_value.setdefault(f.mention.value, []).append(f)
@@ -786,6 +949,18 @@ def _equivalents(mention: NumberMention) -> list[tuple[Decimal, str]]:
         keys.append((Decimal(50), "%"))
     elif mention.unit == "%" and mention.value == 50:
         keys.append((Decimal("0.5"), "x"))
+    # a quarter = 25%; two-thirds has no exact percentage (66.7% is derived: flagged)
+    if mention.unit == "frac":
+        if mention.value == mention.value.quantize(Decimal("0.001")):
+            keys.append((mention.value * 100, "%"))
+        if mention.value == Decimal("0.5"):
+            keys.append((mention.value, "x"))
+    elif mention.unit == "%" and mention.value < 100:
+        keys.append((mention.value / 100, "frac"))
+    elif mention.unit == "x" and mention.value == Decimal("0.5"):
+        keys.append((mention.value, "frac"))
+    if mention.unit == "x" and "一倍" in mention.text:
+        keys.append((Decimal(100), "%"))  # 提升一倍: +100%
     return keys
 
 
@@ -807,18 +982,29 @@ def _quote(text: str) -> str:
     return f"“{text}”"
 
 
-def _number_flag(found: _Found, index: _SourceIndex) -> GroundingFlag | None:
+def _number_flag(
+    found: _Found, index: _SourceIndex, metric: str | None = None
+) -> GroundingFlag | None:
     mention = found.mention
     same_value_other_unit: _Found | None = None
     coarser: _Found | None = None
+    other_metric: _Found | None = None
     for i, (value, unit) in enumerate(_equivalents(mention)):
         for candidate in index.by_value.get(value, ()):
             if not _units_compatible(unit, candidate.mention.unit):
                 same_value_other_unit = same_value_other_unit or candidate
             elif i == 0 and found.quantum < candidate.quantum:  # half = 50% is exact
                 coarser = coarser or candidate
+            elif metric and candidate.metric and not _metrics_match(metric, candidate.metric):
+                other_metric = other_metric or candidate
             else:
                 return None
+    if other_metric is not None:
+        detail = (
+            f"{_quote(mention.text)} is given for {metric} here, but the source gives it for "
+            f"{other_metric.metric} (another metric)."
+        )
+        return GroundingFlag("number", mention.text, mention.start, mention.end, detail)
     shown = _display(mention.value, mention.unit, found.quantum)
     said = _quote(mention.text)
     if " ".join(mention.text.split()) != shown:
@@ -856,7 +1042,11 @@ def check_numbers(draft: str, source: str, *, language: str) -> list[GroundingFl
     _check_language(language)
     index = _source_index(source)
     found, identifiers = _scan(draft, for_source=False)
-    flags = [flag for f in found if f.checkable and (flag := _number_flag(f, index))]
+    flags = [
+        flag
+        for f, metric in zip(found, _metrics(draft, found), strict=True)
+        if f.checkable and (flag := _number_flag(f, index, metric))
+    ]
     for identifier in identifiers:
         if not _identifier_grounded(identifier, index):
             flags.append(
@@ -1087,6 +1277,45 @@ def check_glossary(
 
 
 # --- the whole draft -----------------------------------------------------------------------
+# Organisations a draft may name although the site's table lacks them (a new day's papers
+# come from anywhere): each group is one organisation's names. Checked like the table's: a
+# name the paper's affiliations and source do not give is flagged. Names that are also
+# ordinary words (Meta, Apple, 字节) are left out.
+COMMON_ORGANIZATIONS: tuple[tuple[str, ...], ...] = (
+    ("Alibaba", "Alibaba Group", "Alibaba Cloud", "Qwen Team", "阿里巴巴", "阿里云", "阿里"),
+    ("Google", "Google DeepMind", "Google Research", "DeepMind", "谷歌"),
+    ("Microsoft", "Microsoft Research", "微软", "微软研究院"),
+    ("Meta AI", "Meta Platforms", "Facebook", "FAIR"),
+    ("ByteDance", "ByteDance Seed", "Volcano Engine", "字节跳动", "火山引擎"),
+    ("Tencent", "腾讯"),
+    ("Baidu", "百度"),
+    ("Huawei", "华为"),
+    ("NVIDIA", "Nvidia", "英伟达"),
+    ("Intel", "英特尔"),
+    ("Amazon", "AWS", "Amazon Web Services", "亚马逊"),
+    ("DeepSeek", "DeepSeek-AI", "深度求索"),
+    ("Moonshot AI", "月之暗面"),
+    ("Ant Group", "蚂蚁集团"),
+    ("Kuaishou", "快手"),
+    ("Meituan", "美团"),
+    ("JD.com", "京东"),
+    ("Xiaomi", "小米"),
+    ("OpenAI",),
+    ("Anthropic",),
+    ("IBM",),
+    ("Samsung", "三星"),
+    ("Tsinghua University", "Tsinghua", "清华大学", "清华"),
+    ("Peking University", "北京大学", "北大"),
+    ("Shanghai Jiao Tong University", "上海交通大学", "上海交大"),
+    ("Zhejiang University", "浙江大学", "浙大"),
+    ("Chinese Academy of Sciences", "中国科学院", "中科院"),
+    ("Stanford University", "Stanford", "斯坦福"),
+    ("UC Berkeley", "Berkeley", "伯克利"),
+    ("Carnegie Mellon University", "CMU", "卡内基梅隆"),
+    ("MIT", "麻省理工"),
+)
+
+
 def _hashable_groups(known: Iterable[str | Sequence[str]]) -> tuple[tuple[str, ...], ...]:
     return tuple((item,) if isinstance(item, str) else tuple(item) for item in known)
 
@@ -1137,7 +1366,7 @@ def check_draft(
     metadata = "\n".join(p for p in (paper.venue, paper.short_name, paper.canonical_id) if p)
     flags = check_numbers(text, f"{source}\n{metadata}", language=language)
     for kind, own, known in (
-        ("organization", paper.organizations, known_organizations),
+        ("organization", paper.organizations, (*known_organizations, *COMMON_ORGANIZATIONS)),
         ("venue", (paper.venue,) if paper.venue else (), known_venues),
     ):
         own_names, known_flat = _paper_vocabulary(kind, tuple(own), _hashable_groups(known), source)
@@ -1146,4 +1375,73 @@ def check_draft(
     if language == "zh" and paper.glossary:
         flags += check_glossary(text, glossary=paper.glossary, en_text=source)
     flags.sort(key=lambda flag: (flag.start, flag.end))
+    return flags
+
+
+# --- an intro ------------------------------------------------------------------------------
+# "谷歌的 PrefixRoute", "Google's PrefixRoute": the organisation credited with the next name;
+# "PrefixRoute, from Google", "PrefixRoute 由谷歌": with the name before.
+_CREDITS_NEXT_RE = re.compile(r"\s*(?:'s|’s|的)\s*")
+_CREDITS_PREVIOUS_RE = re.compile(
+    r"\s*[,，(（]?\s*(?:(?:developed |built |proposed )?(?:by|from|at)|来自|出自|由)?\s*"
+)
+
+
+def check_intro(
+    text: str,
+    *,
+    language: str,
+    entries: Sequence[PaperInput],
+    known_organizations: Iterable[str | Sequence[str]] = (),
+) -> list[GroundingFlag]:
+    """A flag for every organisation an intro names that is not one of the day's entries';
+    one credited with an entry's system ("谷歌的 PrefixRoute") must be that entry's."""
+    _check_language(language)
+    known = _hashable_groups((*known_organizations, *COMMON_ORGANIZATIONS))
+    owners: list[tuple[str, frozenset[str], str]] = []  # short name, own names, shown
+    for entry in entries:
+        own, known_flat = _paper_vocabulary(
+            "organization", entry.organizations, known, entry.source_text
+        )
+        keys = frozenset(_clean_name(n).casefold() for n in own)
+        owners.append((entry.short_name, keys, ", ".join(entry.organizations) or "none recorded"))
+    all_keys = frozenset().union(*(keys for _, keys, _ in owners))
+    matcher, _, _ = _vocabulary("organization", (), tuple(n for g in known for n in g))
+    named = sorted(
+        (m.start(), m.end(), i)
+        for i, (short, _, _) in enumerate(owners)
+        if short
+        for m in re.finditer(rf"(?<![{_ALNUM}]){re.escape(short)}(?![{_ALNUM}])", text)
+    )
+    flags: list[GroundingFlag] = []
+    for hit in matcher.hits(text):
+        written = text[hit.start : hit.name_end]
+        key = hit.base.casefold()
+        credited = next(
+            (
+                i
+                for s, _, i in named
+                if s >= hit.name_end and _CREDITS_NEXT_RE.fullmatch(text, hit.name_end, s)
+            ),
+            None,
+        )
+        if credited is None:
+            credited = next(
+                (
+                    i
+                    for _, e, i in reversed(named)
+                    if e <= hit.start and _CREDITS_PREVIOUS_RE.fullmatch(text, e, hit.start)
+                ),
+                None,
+            )
+        if credited is not None:
+            short, keys, shown = owners[credited]
+            if key not in keys:
+                detail = f"{_quote(written)} is not an organisation of {short} ({shown})."
+                flags.append(
+                    GroundingFlag("organization", written, hit.start, hit.name_end, detail)
+                )
+        elif key not in all_keys:
+            detail = f"{_quote(written)} is not an organisation of any of the day's entries."
+            flags.append(GroundingFlag("organization", written, hit.start, hit.name_end, detail))
     return flags

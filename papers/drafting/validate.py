@@ -41,12 +41,36 @@ ZH_INTRO_CHARS = (40, 500)
 # even in a short headline, stays below 0.2.
 ZH_MIN_CJK_SHARE = 0.5
 EN_MAX_CJK_SHARE = 0.25
+# A Chinese text may keep terms and names in Latin letters (KV cache, SGLang, "time to first
+# token") but not whole English sentences, which the CJK share alone lets through: a run of
+# at least this many Latin words with at least this many English function words is one.
+ZH_ENGLISH_RUN_MIN_WORDS = 6
+ZH_ENGLISH_RUN_MIN_FUNCTION_WORDS = 2
+_FUNCTION_WORDS_TEXT = (
+    "the a an is are was were be been it its this that these those we our they their of to "
+    "and or with by for in on from which as can than while when has have not"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9]+(?:[-'’.][A-Za-z0-9]+)*")
 _QUOTES = str.maketrans(dict.fromkeys("“”„‟«»「」『』″", '"') | dict.fromkeys("‘’‚‛′", "'"))
 _SPACE = re.compile(r"\s+")
+# Latin words joined by spaces and the punctuation English uses inside a sentence.
+_LATIN_RUN = re.compile(
+    r"[A-Za-z0-9][\w'’.%×/-]*(?:[ ,;:()\"“”‘’]+[A-Za-z0-9][\w'’.%×/-]*)+", re.ASCII
+)
+
+
+def english_sentence(text: str) -> str | None:
+    """The first run of ``text`` that reads as an English sentence, or None."""
+    for m in _LATIN_RUN.finditer(text):
+        words = _LATIN_WORD.findall(m[0])
+        function = sum(1 for w in words if w.casefold() in _FUNCTION_WORDS)
+        if len(words) >= ZH_ENGLISH_RUN_MIN_WORDS and function >= ZH_ENGLISH_RUN_MIN_FUNCTION_WORDS:
+            return m[0]
+    return None
 
 
 def english_words(text: str) -> int:
@@ -105,6 +129,12 @@ def _language_problem(language: str, text: str, what: str) -> str | None:
     share = cjk_share(text)
     if language == "zh" and share < ZH_MIN_CJK_SHARE:
         return f"the zh {what} is not Chinese ({share:.0%} CJK, at least {ZH_MIN_CJK_SHARE:.0%})"
+    if language == "zh" and (sentence := english_sentence(text)):
+        quoted = sentence if len(sentence) <= 60 else sentence[:59] + "…"
+        return (
+            f"the zh {what} has an English sentence (“{quoted}”): write it in Chinese; "
+            "only terms and names stay in Latin letters"
+        )
     if language == "en" and share > EN_MAX_CJK_SHARE:
         return f"the en {what} is Chinese, not English ({share:.0%} CJK)"
     return None
