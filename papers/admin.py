@@ -16,6 +16,7 @@ from papers.drafting.service import (
     summary_confirm,
     summary_delete,
     summary_edit,
+    summary_flags_confirm,
     summary_restore_version,
     summary_write,
 )
@@ -513,12 +514,23 @@ class SummaryVersionInline(_SummaryPartInline):
         )
 
 
+def _flag_label(flag: SummaryFlag) -> str:
+    return f"{flag.get_field_display()}: “{flag.text}” — {flag.detail}"
+
+
 class SummaryAdminForm(forms.ModelForm):
     highlights_text = _text(_("Headline numbers, one per line"), rows=3)
     confirm = forms.BooleanField(
         label=_("Confirm as it stands"),
         required=False,
         help_text=_("Resolve every open flag as checked and mark the text reviewed."),
+    )
+    confirm_flags = forms.ModelMultipleChoiceField(
+        queryset=SummaryFlag.objects.none(),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label=_("Confirm these flags"),
+        help_text=_("Each flag ticked is checked and right as written; the others stay open."),
     )
 
     class Meta:
@@ -528,6 +540,10 @@ class SummaryAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.initial["highlights_text"] = "\n".join(self.instance.highlights or [])
+        if self.instance.pk:
+            field = self.fields["confirm_flags"]
+            field.queryset = self.instance.flags.filter(resolution=SummaryFlag.Resolution.OPEN)
+            field.label_from_instance = _flag_label
 
     def clean(self):
         cleaned = super().clean()
@@ -567,7 +583,7 @@ class SummaryAdmin(PublicContentAdmin, admin.ModelAdmin):
     ]
     fieldsets = [
         (None, {"fields": [("paper", "language"), "headline", "body", "takeaway"]}),
-        (None, {"fields": ["highlights_text", "open_flag_list", "confirm"]}),
+        (None, {"fields": ["highlights_text", "open_flag_list", "confirm_flags", "confirm"]}),
         (
             _("Provenance"),
             {
@@ -623,6 +639,9 @@ class SummaryAdmin(PublicContentAdmin, admin.ModelAdmin):
             )
             obj.pk = summary.pk if summary else None
             obj._state.adding = False
+        if data.get("confirm_flags") and obj.pk:
+            ids = [flag.pk for flag in data["confirm_flags"]]
+            summary_flags_confirm(summary=obj, flag_ids=ids, user=request.user)
         if data.get("confirm") and obj.pk:
             summary_confirm(summary=obj, user=request.user)
 

@@ -734,6 +734,17 @@ def summary_confirm(*, summary: Summary, user, now=None) -> int:
 
 
 @transaction.atomic
+def summary_flags_confirm(*, summary: Summary, flag_ids, user, now=None) -> int:
+    """An editor confirms some open flags one by one (the number is right though the source
+    words it otherwise); the others stay open and the text is not marked reviewed. Flags of
+    another summary or already resolved are left alone. Returns how many were confirmed."""
+    now = now or timezone.now()
+    return summary.flags.filter(pk__in=flag_ids, resolution=SummaryFlag.Resolution.OPEN).update(
+        resolution=SummaryFlag.Resolution.CONFIRMED, resolved_by=user, resolved_at=now
+    )
+
+
+@transaction.atomic
 def summary_restore_version(*, version: SummaryVersion, user, now=None) -> Summary:
     """Bring back a previous text (or apply a proposed re-draft) as the live text.
 
