@@ -97,23 +97,31 @@ def test_it_drafts_both_languages_from_a_good_answer(llm, infra):
     paper.refresh_from_db()
     assert paper.short_name == "TrustANN"
 
-    [body] = llm.bodies()
-    assert body["model"] == "draft-model-1"
-    assert body["response_format"]["type"] == "json_schema"
-    schema = body["response_format"]["json_schema"]
-    assert (schema["name"], schema["strict"]) == ("paper_summary", True)
-    assert schema["schema"]["required"] == ["short_name", "en", "zh"]
-    user = user_message(body)
-    assert paper.title in user and paper.abstract in user  # verbatim
-    system = system_message(body)
+    # One request per language, each from the source, with instructions in its language.
+    en, zh = llm.bodies()
+    for body, language in ((en, "en"), (zh, "zh")):
+        assert body["model"] == "draft-model-1"
+        assert body["response_format"]["type"] == "json_schema"
+        schema = body["response_format"]["json_schema"]
+        assert (schema["name"], schema["strict"]) == ("paper_summary", True)
+        assert schema["schema"]["required"] == ["short_name", language]
+        user = user_message(body)
+        assert paper.title in user and paper.abstract in user  # verbatim
+    assert user_message(en) == user_message(zh)  # the Chinese is not asked from the English
+    assert "80–130 words" in system_message(en) and "副本" not in system_message(en)
+    system = system_message(zh)
     assert "replica → 副本" in system and "failure domain → 故障域" in system
-    assert "150–260 Chinese characters" in system and "never" in system
+    assert "150–260 个汉字" in system and "30 亿" in system
 
-    [row] = LLMRequest.objects.all()
-    assert (row.purpose, row.model_name, row.paper_id) == ("draft_paper", "draft-model-1", paper.pk)
-    assert (row.prompt_tokens, row.completion_tokens, row.ok, row.error) == (1200, 700, True, "")
+    rows = list(LLMRequest.objects.order_by("pk"))
+    assert [(r.purpose, r.model_name, r.paper_id) for r in rows] == [
+        ("draft_paper", "draft-model-1", paper.pk)
+    ] * 2
+    assert {(r.prompt_tokens, r.completion_tokens, r.ok, r.error) for r in rows} == {
+        (1200, 700, True, "")
+    }
     run = DraftRun.objects.get(paper=paper)
-    assert (run.prompt_tokens, run.completion_tokens) == (1200, 700)
+    assert (run.prompt_tokens, run.completion_tokens) == (2400, 1400)
     assert run.model_name == "draft-model-1" and run.prompt_version == PROMPT_VERSION
 
 
@@ -126,13 +134,14 @@ def test_it_asks_again_after_malformed_json_then_takes_the_good_answer(llm, infr
     outcome = paper_draft(paper=paper, track=infra)
 
     assert outcome.languages == ["en", "zh"]
-    first, second = llm.bodies()
+    first, second, _zh = llm.bodies()
     follow_up = second["messages"][-1]
     assert follow_up["role"] == "user" and "the answer is not JSON" in follow_up["content"]
+    assert "zh:" not in follow_up["content"]  # the English request speaks for English only
     assert second["messages"][:2] == first["messages"]
     assert texts(paper)["zh"].takeaway == recorded("hilo")["zh"]["takeaway"]
     rows = list(LLMRequest.objects.order_by("pk"))
-    assert [r.ok for r in rows] == [False, True]
+    assert [r.ok for r in rows] == [False, True, True]
     assert rows[0].error.startswith("answer rejected: en: the answer is not JSON")
     assert rows[0].completion_tokens == 600  # the rejected answer's tokens still count
 
@@ -152,8 +161,9 @@ def test_it_asks_again_when_zh_is_english_then_leaves_zh_missing_with_the_reason
     assert outcome.languages == ["en"]
     assert "the zh summary is not Chinese" in outcome.missing["zh"]
     assert outcome.missing["zh"].startswith("the model's answer was rejected: ")
-    first, second = llm.bodies()
+    _en, first, second = llm.bodies()
     assert "zh: the zh headline is not Chinese" in second["messages"][-1]["content"]
+    assert second["messages"][:2] == first["messages"]
     assert second["messages"][2] == {
         "role": "assistant",
         "content": json.dumps(_zh_in_english("trustann"), ensure_ascii=False),
@@ -211,7 +221,7 @@ def test_it_falls_back_to_the_offline_drafter_when_the_takeaway_is_not_in_the_su
 
     outcome = paper_draft(paper=paper, track=infra)
 
-    first, second = llm.bodies()
+    first, second, _zh = llm.bodies()
     assert (
         "en: the en takeaway does not occur inside the en summary"
         in second["messages"][-1]["content"]
@@ -240,10 +250,11 @@ def test_it_retries_a_429_after_its_retry_after_then_drafts(llm, infra):
     outcome = paper_draft(paper=paper, track=infra)
 
     assert outcome.languages == ["en", "zh"]
-    first, second = llm.requests_to(PATH)
+    first, second, _zh = llm.requests_to(PATH)
     assert second.at - first.at >= 0.95
     assert texts(paper)["en"].highlights == []
-    assert LLMRequest.objects.get().ok  # the client's retry is inside one request
+    # the client's retry is inside one request: one row per language
+    assert list(LLMRequest.objects.values_list("ok", flat=True)) == [True, True]
 
 
 def test_it_leaves_every_language_missing_after_timeouts_within_a_bound(llm, infra):
@@ -322,9 +333,10 @@ def test_a_budget_spent_by_the_first_answer_skips_the_second_request(llm, infra,
 
     outcome = paper_draft(paper=paper, track=infra)
 
-    assert len(llm.bodies()) == 1
+    # both languages are asked once (the budget is checked per paper); the follow-up is not
+    assert len(llm.bodies()) == 2
     assert outcome.languages == ["en"]
-    assert outcome.missing["zh"] == "the daily token budget of 5000 tokens is spent (used 5000)"
+    assert outcome.missing["zh"] == "the daily token budget of 5000 tokens is spent (used 7000)"
 
 
 def test_it_never_overwrites_an_editors_text(llm, infra):
@@ -464,19 +476,19 @@ def test_a_daily_gets_both_languages_of_every_entry_and_both_intros(llm, infra):
     assert intro_request["response_format"]["json_schema"]["name"] == "daily_intro"
     for slug in DAILY_PAPERS:
         assert recorded(slug)["en"]["takeaway"] in user_message(intro_request)
-    assert LLMRequest.objects.filter(ok=True).count() == 4
+    assert LLMRequest.objects.filter(ok=True).count() == 7  # 3 papers × 2 languages + intro
 
 
 def test_a_spent_budget_stops_the_daily_cleanly_and_keeps_what_was_drafted(llm, infra, settings):
-    settings.LLM_DAILY_TOKEN_BUDGET = 2000  # the first answer spends 2,400
+    settings.LLM_DAILY_TOKEN_BUDGET = 2000  # the first paper's two answers spend 4,800
     daily = _draft_daily(infra)
     llm.answer_with(_answer_by_request)
 
     outcome = daily_draft(daily=daily)
 
-    assert outcome.stopped == "the daily token budget of 2000 tokens is spent (used 2400)"
+    assert outcome.stopped == "the daily token budget of 2000 tokens is spent (used 4800)"
     assert [o.languages for o in outcome.entries] == [["en", "zh"]]
-    assert outcome.intro == [] and len(llm.bodies()) == 1
+    assert outcome.intro == [] and len(llm.bodies()) == 2
     assert set(texts(daily.entries.get(position=1).paper)) == {"en", "zh"}
     assert not Summary.objects.filter(paper=daily.entries.get(position=2).paper).exists()
     assert outcome.summary_line()["stopped"] == outcome.stopped

@@ -51,6 +51,7 @@ __all__ = [
     "check_draft",
     "check_glossary",
     "check_intro",
+    "glossary_term_pattern",
     "check_names",
     "check_numbers",
     "extract_numbers",
@@ -1130,7 +1131,11 @@ class _NameMatcher:
                 if m and _is_match_of(" ".join(m["name"].split()), base):
                     candidates.append(self._hit(m, base))
                     break
+        folded = norm.casefold() if self.others else ""
         for base, pattern in self.others:
+            # a substring test first: most texts name none of these (微软 in English prose)
+            if base.split(" ", 1)[0].casefold() not in folded:
+                continue
             for m in pattern.finditer(norm):
                 if m.start() and base[0].isascii() and norm[m.start() - 1].isalnum():
                     continue
@@ -1218,7 +1223,8 @@ def check_names(
 
 
 # --- glossary ------------------------------------------------------------------------------
-def _term_pattern(term: str) -> re.Pattern:
+@functools.lru_cache(maxsize=512)
+def glossary_term_pattern(term: str) -> re.Pattern:
     """An English term in running text: any case, hyphen or space between words, plural."""
     words = [re.escape(w) for w in re.split(r"[\s-]+", term.strip()) if w]
     body = r"[\s-]+".join(words)
@@ -1229,7 +1235,7 @@ def _term_pattern(term: str) -> re.Pattern:
 
 def _rendering_spans(text: str, rendering: str) -> list[tuple[int, int]]:
     if rendering.isascii():
-        return [(m.start(), m.end()) for m in _term_pattern(rendering).finditer(text)]
+        return [(m.start(), m.end()) for m in glossary_term_pattern(rendering).finditer(text)]
     return [(m.start(), m.end()) for m in re.finditer(re.escape(rendering), text)]
 
 
@@ -1243,7 +1249,7 @@ def check_glossary(
     entries = list(glossary)
     norm_draft = _normalise(zh_draft)
     norm_en = _normalise(en_text)
-    applies = [not en_text or bool(_term_pattern(e.en).search(norm_en)) for e in entries]
+    applies = [not en_text or bool(glossary_term_pattern(e.en).search(norm_en)) for e in entries]
     flags: list[GroundingFlag] = []
     for entry, applied in zip(entries, applies, strict=True):
         if not applied:

@@ -1,18 +1,25 @@
 """The LLM drafter: both languages of a paper's texts, and a daily's intro, from any
 OpenAI-compatible chat-completions endpoint through the official ``openai`` client.
 
-Each request asks for one JSON object by strict structured output and is stored as an
-``LLMRequest`` with its token usage. The answer is checked per language (``validate``); a
-language with a problem is asked for once more with the reason, then falls back to the
-offline drafter (English only) or stays missing, with the reason in the draft. When the
-model does not answer (timeouts, 429s and 5xx after the client's retries) nothing is written
-and every language is missing with the reason, so nothing stored is replaced. Before each
-request the day's token budget is checked; when it is spent, ``DraftingStopped`` says so.
+Each language of a paper is drafted from the source in its own request, with instructions
+in that language, two or three entries our editors wrote as examples of the house voice
+(chosen by topic), and for Chinese only the glossary terms the source uses: the Chinese is
+written, not translated from the English. Each request asks for one JSON object (structured
+output, see ``papers.llm_client``) and is stored as an ``LLMRequest`` with its token usage.
+The answer is checked (``validate``); a language with a problem is asked for once more with
+the reason, then falls back to the offline drafter (English only) or stays missing, with the
+reason in the draft. When the model does not answer (timeouts, 429s and 5xx after the
+client's retries) nothing more is asked and the languages not drafted are missing with the
+reason, so nothing stored is replaced. Before a paper's first request and before a follow-up
+the day's token budget is checked; when it is spent, ``DraftingStopped`` says so.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 
 import openai
 from django.conf import settings
@@ -26,6 +33,7 @@ from papers.drafting.base import (
     PaperInput,
     Usage,
 )
+from papers.drafting.grounding import glossary_term_pattern
 from papers.drafting.validate import (
     LANGUAGES,
     Answer,
@@ -41,12 +49,16 @@ from papers.llm_client import (
     llm_complete,
     make_client,
 )
-from papers.models import LLMRequest, Paper
+from papers.models import LLMRequest, Paper, Summary
 
 NAME = "llm"
 VERSION = "1"
 # Bump when a prompt or a schema changes: it is stored with every machine draft.
-PROMPT_VERSION = "llm-1"
+PROMPT_VERSION = "llm-2"
+# Editor-written entries shown per request as examples of the house voice, chosen by topic
+# among the most recent FEW_SHOT_POOL editor texts.
+FEW_SHOT_EXAMPLES = 3
+FEW_SHOT_POOL = 300
 
 PAPER_SCHEMA_NAME = "paper_summary"
 INTRO_SCHEMA_NAME = "daily_intro"
@@ -62,15 +74,14 @@ _LANGUAGE_SCHEMA = {
         "numbers": {"type": "array", "items": {"type": "string"}},
     },
 }
-PAPER_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["short_name", "en", "zh"],
-    "properties": {
-        "short_name": {"type": ["string", "null"]},
-        "en": _LANGUAGE_SCHEMA,
-        "zh": _LANGUAGE_SCHEMA,
-    },
+PAPER_SCHEMAS = {
+    language: {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["short_name", language],
+        "properties": {"short_name": {"type": ["string", "null"]}, language: _LANGUAGE_SCHEMA},
+    }
+    for language in LANGUAGES
 }
 INTRO_SCHEMA = {
     "type": "object",
@@ -79,10 +90,10 @@ INTRO_SCHEMA = {
     "properties": {"en": {"type": "string"}, "zh": {"type": "string"}},
 }
 
-PAPER_SYSTEM = """\
-You write the entries of Paper Daily, a daily digest of research papers for engineers, in \
-English and in Chinese. For the paper you are given, write in each language a headline, a \
-summary, its takeaway and its headline numbers, and give the system's short name.
+PAPER_SYSTEM_EN = """\
+You write the English entries of Paper Daily, a daily digest of research papers for \
+engineers. For the paper you are given, write a headline, a summary, its takeaway and its \
+headline numbers, and give the system's short name.
 
 The summary makes four moves, in this order:
 1. The pain, in one or two sentences, concrete and from the reader's world.
@@ -92,24 +103,59 @@ word for word as you give it in "takeaway".
 4. The evidence: the headline numbers with their conditions (at which context length, on \
 which hardware, under which load) and what stayed unchanged (accuracy, recall).
 Name the organisation when the source names one. Explain in a few words any metric a \
-newcomer would not know. English: 80–130 words. Chinese: 150–260 Chinese characters.
+newcomer would not know. 80–130 words, in the third person ("PrefixRoute routes…"), never \
+the paper's "we"; natural English that avoids calques.
 
-Each language is written natively for its readers, never translated sentence by sentence \
-from the other; both carry the same facts and numbers. English avoids calques. Chinese is \
-natural technical Chinese, keeps English terms where engineers keep them (KV cache, MoE, \
-SGLang), uses Chinese punctuation (，。：；“”) and half-width digits (2.38×, 73.04%).
+Numbers: use only numbers that occur in the title, abstract or comment given, each with its \
+own metric and conditions; never compute, round, convert or invent one. When the source has \
+no numbers, write "numbers": [] and say what the evidence is in words. Never name an \
+organisation or a venue the source does not name.
 
-Numbers: use only numbers that occur in the title, abstract or comment given, with their \
-conditions; never compute, round, convert or invent one. When the source has no numbers, \
-write "numbers": [] and say what the evidence is in words. Never name an organisation or a \
-venue the source does not name.
+The headline is under 12 words and states what is new, not the paper's title. "numbers" \
+lists at most four headline figures, each with its condition. "short_name" is the system's \
+name as the source spells it (HiLO, C2KV), or null when it has none.
 
-The headline is a few words (English: under 12 words; Chinese: under 20 characters) that \
-state what is new, not the paper's title. "numbers" lists at most four headline figures, \
-each with its condition, in that language. "short_name" is the system's name as the source \
-spells it (HiLO, C2KV), or null when it has none.
+Answer with one JSON object following the schema ({"short_name": …, "en": {…}}), nothing \
+else."""
 
-Answer with one JSON object following the schema, nothing else."""
+PAPER_SYSTEM_ZH = """\
+你为 Paper Daily 撰写中文条目。Paper Daily 是面向工程师的研究论文日报。根据给出的论文（标题、\
+摘要、备注），直接用中文写出标题（headline）、摘要（summary）、要点（takeaway）和关键数字\
+（numbers），并给出系统的简称（short_name）。直接从原文用中文写作：不要先想英文再翻译，也不要逐\
+句翻译摘要。
+
+摘要按顺序完成四步：
+1. 痛点：一两句话，具体，来自读者熟悉的场景。
+2. 思路与机制：用平实的话说明做法，点出机制的各个部分。
+3. 要点：一句短话点明原则，写进摘要里，与 "takeaway" 一字不差。
+4. 证据：关键数字及其条件（多长的上下文、什么硬件、什么负载），以及哪些指标保持不变（准确率、\
+召回率）。
+原文提到机构时写明机构。新手可能不懂的指标，用几个字解释。长度 150–260 个汉字，用第三人称\
+（“PrefixRoute 把……”），不用论文里的“我们”。
+
+用自然的技术中文（显存、降级、近邻检索）；工程师习惯保留英文的术语照写英文（KV cache、MoE、\
+SGLang），但不要写整句英文。用中文标点（，。：；“”），数字用半角（2.38×、73.04%）。
+
+数字：只用标题、摘要或备注里出现的数字，各自带着原文的指标和条件；不要计算、四舍五入或编造。\
+同一个数可以换成自然的中文数量单位（3 billion 写作 30 亿，12,000 写作 1.2 万，2.38× 写作 \
+2.38 倍），此外不做任何换算。原文没有数字时 "numbers" 写 []，用文字说明证据。不要写原文没有\
+提到的机构或会议。
+
+标题不超过 20 个字，说明新在哪里，不是论文标题。"numbers" 最多四项，每项带条件。\
+"short_name" 是原文写法的系统名（HiLO、C2KV），没有则为 null。
+
+只回答一个符合 schema 的 JSON 对象（{"short_name": …, "zh": {…}}），不要其他内容。"""
+
+PAPER_SYSTEM = {"en": PAPER_SYSTEM_EN, "zh": PAPER_SYSTEM_ZH}
+_EXAMPLES_HEADING = {
+    "en": "Entries our editors wrote, to show the house voice (never reuse their facts or "
+    "numbers):",
+    "zh": "编辑写过的条目，供体会文风（不要沿用其中的事实或数字）：",
+}
+_EXAMPLE_LABELS = {
+    "en": ("Paper", "Headline", "Summary", "Takeaway"),
+    "zh": ("论文", "标题", "摘要", "要点"),
+}
 
 INTRO_SYSTEM = """\
 You write the intro of one day's issue of Paper Daily, a daily digest of research papers \
@@ -132,9 +178,11 @@ FOLLOW_UP = (
 
 
 def _glossary_lines(paper: PaperInput) -> str:
+    """The glossary terms the source uses (a whole glossary invites the model to use them)."""
     lines = []
+    source = paper.source_text
     for term in paper.glossary:
-        if not term.zh:
+        if not term.zh or not glossary_term_pattern(term.en).search(source):
             continue
         line = f"- {term.en} → {term.zh[0]}"
         if len(term.zh) > 1:
@@ -145,15 +193,102 @@ def _glossary_lines(paper: PaperInput) -> str:
     return "\n".join(lines)
 
 
-def paper_system_prompt(paper: PaperInput) -> str:
-    glossary = _glossary_lines(paper)
-    if not glossary:
-        return PAPER_SYSTEM
-    track = f" of the {paper.track_name} track" if paper.track_name else ""
-    return (
-        f"{PAPER_SYSTEM}\n\nThe glossary{track}: in Chinese, render each English term as "
-        f"given (English term → preferred Chinese rendering).\n{glossary}"
+@dataclass(frozen=True)
+class Example:
+    """An entry an editor wrote, as a few-shot example of the house voice."""
+
+    canonical_id: str
+    language: str
+    title: str
+    words: frozenset[str]
+    headline: str
+    summary: str
+    takeaway: str
+
+
+_TOPIC_WORD_RE = re.compile(r"[a-z][a-z0-9-]{3,}")
+_NOT_TOPIC_TEXT = (
+    "this that with from which these their than such into over under both each more less "
+    "while when where paper propose proposes present presents show shows using used based "
+    "existing system systems approach method results"
+)
+_NOT_TOPIC = frozenset(_NOT_TOPIC_TEXT.split())
+
+
+def topic_words(text: str) -> frozenset[str]:
+    return frozenset(_TOPIC_WORD_RE.findall(text.lower())) - _NOT_TOPIC
+
+
+def editor_examples() -> list[Example]:
+    """The most recent editor-written texts, with their papers' topic words. One query."""
+    rows = (
+        Summary.objects.filter(provenance=Summary.Provenance.EDITOR)
+        .exclude(body="")
+        .exclude(takeaway="")
+        .select_related("paper")
+        .only(
+            "language",
+            "headline",
+            "body",
+            "takeaway",
+            "paper__canonical_id",
+            "paper__title",
+            "paper__abstract",
+        )
+        .order_by("-updated_at", "-pk")[: FEW_SHOT_POOL * len(LANGUAGES)]
     )
+    return [
+        Example(
+            canonical_id=row.paper.canonical_id,
+            language=row.language,
+            title=row.paper.title,
+            words=topic_words(f"{row.paper.title} {row.paper.abstract}"),
+            headline=row.headline,
+            summary=row.body,
+            takeaway=row.takeaway,
+        )
+        for row in rows
+    ]
+
+
+def choose_examples(paper: PaperInput, language: str, pool: list[Example]) -> list[Example]:
+    """Up to FEW_SHOT_EXAMPLES of ``language`` whose papers share the most topic words with
+    ``paper`` (never the paper itself); the most recent first among equals."""
+    words = topic_words(f"{paper.title} {paper.abstract}")
+    candidates = [
+        (len(words & example.words), -n, example)
+        for n, example in enumerate(pool)
+        if example.language == language and example.canonical_id != paper.canonical_id
+    ]
+    candidates.sort(key=lambda c: (c[0], c[1]), reverse=True)
+    return [example for _, _, example in candidates[:FEW_SHOT_EXAMPLES]]
+
+
+def _examples_text(language: str, examples: list[Example]) -> str:
+    paper, headline, summary, takeaway = _EXAMPLE_LABELS[language]
+    blocks = [
+        f"{paper}: {e.title}\n{headline}: {e.headline}\n{summary}: {e.summary}\n"
+        f"{takeaway}: {e.takeaway}"
+        for e in examples
+    ]
+    return _EXAMPLES_HEADING[language] + "\n\n" + "\n\n".join(blocks)
+
+
+def paper_system_prompt(
+    paper: PaperInput, language: str, examples: list[Example] | None = None
+) -> str:
+    """The instructions of one language's request, in that language."""
+    parts = [PAPER_SYSTEM[language]]
+    glossary = _glossary_lines(paper) if language == "zh" else ""
+    if glossary:
+        track = f"（{paper.track_name}）" if paper.track_name else ""
+        parts.append(
+            f"术语表{track}：原文用到的英文术语，中文按下列写法（英文术语 → 首选中文写法）。\n"
+            f"{glossary}"
+        )
+    if examples:
+        parts.append(_examples_text(language, examples))
+    return "\n\n".join(parts)
 
 
 def paper_user_message(paper: PaperInput) -> str:
@@ -209,6 +344,7 @@ class LLMDrafter:
         self.client = client or make_client()
         self._fallback = fallback
         self.token_budget = token_budget
+        self._examples: list[Example] | None = None
 
     @classmethod
     def from_settings(cls) -> LLMDrafter:
@@ -217,6 +353,13 @@ class LLMDrafter:
             client=make_client(),
             token_budget=settings.LLM_DAILY_TOKEN_BUDGET,
         )
+
+    @property
+    def examples(self) -> list[Example]:
+        """The editors' texts to choose examples from: loaded once per drafter (a batch)."""
+        if self._examples is None:
+            self._examples = editor_examples()
+        return self._examples
 
     @property
     def fallback(self) -> Drafter:
@@ -300,7 +443,18 @@ class LLMDrafter:
                 reasons[language] = f"the model's answer was rejected: {problem}"
         return good, reasons, answers
 
-    def _asker(self, *, schema_name, schema, purpose, paper_id, usage, validate, answer_type):
+    def _asker(
+        self,
+        *,
+        schema_name,
+        schema,
+        purpose,
+        paper_id,
+        usage,
+        validate,
+        answer_type,
+        languages=LANGUAGES,
+    ):
         """One request of a conversation: the answer validated, a rejected one marked so on
         its LLMRequest row; a malformed answer is a problem in every language."""
 
@@ -315,7 +469,7 @@ class LLMDrafter:
                     usage=usage,
                 )
             except LLMMalformed as exc:
-                return None, answer_type(problems=dict.fromkeys(LANGUAGES, str(exc)))
+                return None, answer_type(problems=dict.fromkeys(languages, str(exc)))
             answer = validate(completion.content)
             if answer.problems:
                 completion.reject(_reasons(answer.problems))
@@ -326,10 +480,12 @@ class LLMDrafter:
     # -- papers ----------------------------------------------------------------------------
 
     def draft_paper(self, paper: PaperInput) -> PaperDraft:
-        """Both languages of one paper, in one request (and one more when a language fails).
+        """Each language of one paper in its own request (and one more when it fails).
 
         Raises ``DraftingStopped`` before the first request when the day's budget is spent.
-        Runs a few queries (the paper's id, the budget, one INSERT per request).
+        When the model does not answer, the languages not yet drafted are missing with the
+        reason. Runs a few queries (the paper's id, the budget, the editors' examples once
+        per drafter, one INSERT per request).
         """
         stopped = self._budget_problem()
         if stopped:
@@ -342,30 +498,34 @@ class LLMDrafter:
             .values_list("pk", flat=True)
             .first()
         )
-
-        ask = self._asker(
-            schema_name=PAPER_SCHEMA_NAME,
-            schema=PAPER_SCHEMA,
-            purpose=LLMRequest.Purpose.DRAFT_PAPER,
-            paper_id=paper_id,
-            usage=draft.usage,
-            validate=paper_answer_validate,
-            answer_type=PaperAnswer,
-        )
-
-        messages = [
-            {"role": "system", "content": paper_system_prompt(paper)},
-            {"role": "user", "content": paper_user_message(paper)},
-        ]
-        try:
-            good, reasons, answers = self._converse(messages, ask, draft.notes)
-        except LLMUnavailable as exc:
-            draft.missing = dict.fromkeys(LANGUAGES, f"the model did not answer: {exc}")
-            return draft
-        draft.languages.update(good)
-        for answer in answers:
-            draft.notes += answer.notes
-            draft.short_name = draft.short_name or answer.short_name
+        user = {"role": "user", "content": paper_user_message(paper)}
+        reasons: dict[str, str] = {}
+        for language in LANGUAGES:
+            ask = self._asker(
+                schema_name=PAPER_SCHEMA_NAME,
+                schema=PAPER_SCHEMAS[language],
+                purpose=LLMRequest.Purpose.DRAFT_PAPER,
+                paper_id=paper_id,
+                usage=draft.usage,
+                validate=partial(paper_answer_validate, languages=(language,)),
+                answer_type=PaperAnswer,
+                languages=(language,),
+            )
+            examples = choose_examples(paper, language, self.examples)
+            system = paper_system_prompt(paper, language, examples)
+            messages = [{"role": "system", "content": system}, user]
+            try:
+                good, problems, answers = self._converse(messages, ask, draft.notes)
+            except LLMUnavailable as exc:
+                for other in LANGUAGES:
+                    if other not in draft.languages:
+                        draft.missing[other] = f"the model did not answer: {exc}"
+                return draft
+            draft.languages.update(good)
+            reasons.update(problems)
+            for answer in answers:
+                draft.notes += answer.notes
+                draft.short_name = draft.short_name or answer.short_name
         if reasons:
             offline = self.fallback.draft_paper(paper)
             self._fall_back(offline.languages, offline, draft.languages, draft, reasons)

@@ -236,19 +236,23 @@ class PaperAnswer:
         return self.languages
 
 
-def paper_answer_validate(content: str | None) -> PaperAnswer:
+def paper_answer_validate(
+    content: str | None, *, languages: tuple[str, ...] = LANGUAGES
+) -> PaperAnswer:
+    """Check the ``languages`` of a ``paper_summary`` answer (one, when each language is
+    asked for in its own request; another language in the answer is ignored)."""
     result = PaperAnswer()
     try:
         data = parse_object(content)
     except MalformedAnswer as exc:
-        result.problems = {language: str(exc) for language in LANGUAGES}
+        result.problems = dict.fromkeys(languages, str(exc))
         return result
     short_name = data.get("short_name")
     if isinstance(short_name, str) and 0 < len(short_name.strip()) <= SHORT_NAME_MAX_CHARS:
         result.short_name = short_name.strip()
     elif short_name is not None and short_name != "":
         result.notes.append(f"short_name {str(short_name)[:100]!r} ignored (not a short string)")
-    for language in LANGUAGES:
+    for language in languages:
         draft, problems = language_problems(language, data.get(language))
         if draft is not None:
             result.languages[language] = draft
