@@ -191,3 +191,7 @@ def test_an_intro_credits_each_system_to_its_own_organisation(language, intro, f
     assert [(f.kind, f.text) for f in flags] == [("organization", t) for t in flagged]
     for flag in flags:
         assert intro[flag.start : flag.end] == flag.text
+
+
+def test_the_numbers_of_a_source_fraction_still_ground_a_count():
+    assert check_numbers("4 of 8 GPUs stay busy.", "4/8 GPUs stay busy.", language="en") == []

@@ -498,7 +498,7 @@ def _scan(text: str, *, for_source: bool) -> tuple[list[_Found], list[_Identifie
     runs = [(m.start(), m.end()) for m in _DIGITS_RE.finditer(norm)]
     if runs:
         _scan_tokens(text, norm, runs, spans, found, identifiers, for_source=for_source)
-    _scan_fractions(text, norm, spans, found)
+    _scan_fractions(text, norm, spans, found, for_source=for_source)
     if runs:
         _scan_digits(text, norm, runs, spans, found, for_source=for_source)
     _scan_words(text, norm, spans, found, for_source=for_source)
@@ -647,8 +647,9 @@ def _fraction(text, start, end, numerator: int, denominator: int) -> _Found | No
     return _Found(_mention(text, start, end, value, "frac"), _FRACTION_QUANTUM)
 
 
-def _scan_fractions(text, norm, spans, found) -> None:
-    """Two-thirds, a quarter, 三分之二, 2/3: one value whatever the language."""
+def _scan_fractions(text, norm, spans, found, *, for_source: bool) -> None:
+    """Two-thirds, a quarter, 三分之二, 2/3: one value whatever the language. In the source,
+    the two numbers of "4/8" also ground "4 of 8" (as they did before fractions were read)."""
     if "分之" in norm:
         for m in _CN_FRACTION_RE.finditer(norm):
             f = _fraction(text, m.start(), m.end(), _cn_value(m[2]), _cn_value(m[1]))
@@ -668,6 +669,8 @@ def _scan_fractions(text, norm, spans, found) -> None:
             if f is not None and spans.free(m.start(), m.end()):
                 found.append(f)
                 spans.take(m.start(), m.end())
+                if for_source:
+                    found += [p for p in (_scan_plain(m[1]), _scan_plain(m[2])) if p]
 
 
 def _widen_range_start(first: _Found, second: _Found) -> _Found:
@@ -1291,7 +1294,7 @@ COMMON_ORGANIZATIONS: tuple[tuple[str, ...], ...] = (
     ("Alibaba", "Alibaba Group", "Alibaba Cloud", "Qwen Team", "阿里巴巴", "阿里云", "阿里"),
     ("Google", "Google DeepMind", "Google Research", "DeepMind", "谷歌"),
     ("Microsoft", "Microsoft Research", "微软", "微软研究院"),
-    ("Meta AI", "Meta Platforms", "Facebook", "FAIR"),
+    ("Meta AI", "Meta Platforms", "Facebook"),
     ("ByteDance", "ByteDance Seed", "Volcano Engine", "字节跳动", "火山引擎"),
     ("Tencent", "腾讯"),
     ("Baidu", "百度"),
