@@ -27,7 +27,7 @@ from papers.drafting.base import (
     IntroInput,
     PaperInput,
 )
-from papers.drafting.grounding import check_numbers
+from papers.drafting.grounding import check_intro, check_numbers
 from papers.drafting.service import (
     DraftOutcome,
     KnownNames,
@@ -35,6 +35,7 @@ from papers.drafting.service import (
     get_drafter,
     known_names,
     paper_draft,
+    paper_input,
     track_glossary,
 )
 from papers.languages import LANGUAGE_CODES, Language
@@ -206,6 +207,9 @@ def daily_intro_draft(
     intro = _intro_input(daily, entries)
     draft: IntroDraft = drafter.draft_intro(intro)
     source = _intro_source(intro, entries)
+    # An intro names the day's systems and their organisations: each must be its entry's.
+    entry_inputs = [paper_input(paper=e.paper, track=daily.track) for e in entries]
+    organizations = known_names().organizations
     drafted = []
     with transaction.atomic():
         daily = Daily.objects.select_for_update().get(pk=daily.pk)
@@ -221,7 +225,15 @@ def daily_intro_draft(
             setattr(daily, f"intro_{language}_provenance", Summary.Provenance.MACHINE)
             flags += [
                 {"language": language, "kind": f.kind, "text": f.text, "detail": f.detail}
-                for f in check_numbers(text, source, language=language)
+                for f in (
+                    *check_numbers(text, source, language=language),
+                    *check_intro(
+                        text,
+                        language=language,
+                        entries=entry_inputs,
+                        known_organizations=organizations,
+                    ),
+                )
             ]
             drafted.append(language)
         if drafted:
