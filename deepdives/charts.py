@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import io
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display; must precede pyplot
-
-import matplotlib.pyplot as plt
-
 from deepdives.registry import Chart, resolve
+
+
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend, imported on the first chart drawn: it takes
+    most of a second, which every process importing the app would pay otherwise."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display; must precede pyplot
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def render_chart_svg(chart: Chart, measurements: dict) -> str | None:
@@ -30,6 +35,7 @@ def render_chart_svg(chart: Chart, measurements: dict) -> str | None:
         )
     except (KeyError, TypeError, ValueError, IndexError):
         return None
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.2, 3.6), dpi=100)
     try:
         for label, values in ys:

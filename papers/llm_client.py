@@ -20,11 +20,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import openai
 from django.conf import settings
 
 from papers.models import LLMRequest
+
+if TYPE_CHECKING:
+    import openai
 
 RESPONSE_FORMATS = ("json_schema", "json_object", "text")
 # Statuses with which a provider refuses a response_format it does not support.
@@ -77,6 +80,8 @@ def make_client(
     max_retries: int | None = None,
 ) -> openai.OpenAI:
     """An ``openai.OpenAI`` client for the configured endpoint; arguments override settings."""
+    import openai
+
     return openai.OpenAI(
         base_url=base_url or settings.LLM_BASE_URL,
         api_key=api_key or settings.LLM_API_KEY,
@@ -140,6 +145,8 @@ def _formats_to_try(provider: tuple[str, str]) -> tuple[str, ...]:
 
 
 def _unavailable_reason(exc: openai.OpenAIError, attempts: int) -> str:
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return f"timed out after {attempts} attempts"
     if isinstance(exc, openai.APIConnectionError):
@@ -208,6 +215,8 @@ def _complete_once(
     purpose: str,
     paper_id: int | None,
 ) -> Completion:
+    import openai
+
     row = LLMRequest(purpose=purpose, model_name=model[:MODEL_NAME_MAX_LENGTH], paper_id=paper_id)
     options: dict = {}
     if mode == "json_schema":

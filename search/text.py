@@ -23,9 +23,10 @@ import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import jieba
-import snowballstemmer
+if TYPE_CHECKING:
+    import jieba
 
 # Queries longer than this are cut: nobody types more, and the work stays bounded.
 MAX_QUERY_CHARS = 200
@@ -90,8 +91,11 @@ def _segmenter() -> jieba.Tokenizer:
     """jieba's default tokenizer, initialised once per process, quietly.
 
     The dictionary ships inside the wheel; initialising reads it (about a second) and
-    nothing is downloaded.
+    nothing is downloaded. jieba is imported here, not at the top, so that a process that
+    segments no Chinese (a manage.py command, a worker start) does not pay for it.
     """
+    import jieba
+
     global _jieba_initialised
     if not _jieba_initialised:
         with _jieba_ready:
@@ -102,7 +106,15 @@ def _segmenter() -> jieba.Tokenizer:
     return jieba.dt
 
 
-_stemmer = snowballstemmer.stemmer("english")
+@functools.cache
+def _stemmer():
+    """The English stemmer, made on first use: importing snowballstemmer loads every
+    language's stemmer (a fifth of a second)."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
 _stem_lock = threading.Lock()
 
 
@@ -113,7 +125,7 @@ def stem(word: str) -> str:
         return word
     # snowballstemmer's stemmer objects keep state between calls: one thread at a time.
     with _stem_lock:
-        return _stemmer.stemWord(word)
+        return _stemmer().stemWord(word)
 
 
 @dataclass(frozen=True, slots=True)

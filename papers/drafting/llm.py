@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
-import openai
 from django.conf import settings
 
 from papers.drafting.base import (
@@ -50,6 +50,9 @@ from papers.llm_client import (
     make_client,
 )
 from papers.models import LLMRequest, Paper, Summary
+
+if TYPE_CHECKING:
+    import openai
 
 NAME = "llm"
 VERSION = "1"

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-
-import openai
+from typing import TYPE_CHECKING
 
 from papers.llm_client import LLMMalformed, LLMUnavailable, llm_complete, make_client
 from papers.models import LLMRequest, Paper, Track
 from papers.scoring.base import CRITERIA, ScoreResult, total_from
 from papers.scoring.rubric import RubricScorer
+
+if TYPE_CHECKING:
+    import openai
 
 NAME = "llm-judge"
 VERSION = "1"

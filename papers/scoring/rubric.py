@@ -11,10 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-import numpy as np
 from django.utils import timezone
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
 
 from papers.models import Paper, Track, TrackProfileItem
 from papers.scoring.base import ScoreResult, clamp_level, total_from
@@ -122,6 +119,10 @@ class _Profile:
         )
         self.selected = selected
         self.rejected = rejected
+        # scikit-learn is imported where it is used: it takes two seconds, and every process
+        # that imports the app (a manage.py command, a worker) would pay them otherwise.
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         corpus = [self.track_doc, *[t for t, _ in selected], *rejected]
         self.vectorizer = TfidfVectorizer(
             stop_words="english",
@@ -150,6 +151,9 @@ class _Profile:
         return cls(track, selected, rejected)
 
     def relevance(self, texts: list[str]) -> list[dict]:
+        import numpy as np
+        from sklearn.metrics.pairwise import cosine_similarity
+
         vecs = self.vectorizer.transform(texts)
         profile = cosine_similarity(vecs, self.track_vec)[:, 0]
         zeros = np.zeros(len(texts))
@@ -174,6 +178,8 @@ class _Profile:
     def recent_closeness(self, texts: list[str]) -> list[float]:
         if not self.recent_idx or self.selected_vecs is None:
             return [0.0] * len(texts)
+        from sklearn.metrics.pairwise import cosine_similarity
+
         vecs = self.vectorizer.transform(texts)
         recent = self.selected_vecs[self.recent_idx]
         return [float(v) for v in cosine_similarity(vecs, recent).max(axis=1)]
