@@ -10,11 +10,18 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.hashers import get_hashers
 from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.utils import translation
+
+
+# PBKDF2 (the site's hasher) costs about half a second a user on CI's machine, and the suite
+# makes hundreds of staff users; what it checks is who may do what, not the hash.
+settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+get_hashers.cache_clear()
 
 
 def _backends() -> str:
