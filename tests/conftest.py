@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -13,10 +14,9 @@ from django.conf import settings
 from django.contrib.auth.hashers import get_hashers
 from django.contrib.auth.models import Permission
 from django.core.cache import cache
-from django.db import connection
-from django.test import Client
+from django.db import connection, transaction
+from django.test import Client, TestCase
 from django.utils import translation
-
 
 # PBKDF2 (the site's hasher) costs about half a second a user on CI's machine, and the suite
 # makes hundreds of staff users; what it checks is who may do what, not the hash.
@@ -117,20 +117,98 @@ def contributor_client(contributor) -> Client:
     return client
 
 
-@pytest.fixture
-def demo(db):
+def _commits(item: pytest.Item) -> bool:
+    """Whether a test runs outside a transaction (it commits, and pytest-django flushes the
+    database after it), decided as pytest-django decides when it orders the tests."""
+    marker = item.get_closest_marker("django_db")
+    if marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")):
+        return True
+    return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
+
+
+# The module's demo transaction while it is open, with the blocker that lets it be closed.
+_open_demo: list[tuple[transaction.Atomic, object]] = []
+
+
+def _close_module_demo() -> None:
+    while _open_demo:
+        atomic, blocker = _open_demo.pop()
+        with blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # pytest-django runs the tests that commit after all the others, so a module's demo
+    # transaction is normally closed by then; when the same module's tests are next to each
+    # other across that line (one module, or one xdist worker's share), close it here.
+    if _commits(item):
+        _close_module_demo()
+
+
+def _uses_demo(item: pytest.Item) -> bool:
+    return bool({"demo", "indexed_demo"} & set(getattr(item, "fixturenames", ())))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Within each module's run of tests (pytest-django has already put the tests that commit
+    # after the others), the demo's tests come last: the demo, loaded once for them, stays
+    # until the module ends, and the module's other tests need an empty database.
+    runs = itertools.groupby(items, key=lambda item: item.getparent(pytest.Module))
+    items[:] = [item for _, run in runs for item in sorted(run, key=_uses_demo)]
+
+
+@pytest.fixture(scope="module")
+def _module_demo(request, django_db_setup, django_db_blocker):
+    """The demo loaded once for a test module, in a transaction that each test's own nests
+    in (a savepoint, rolled back after the test) and that is rolled back after the module;
+    the module's tests that use no demo have run before it (see above).
+
+    Its on-commit work (the search index, the content version) is run when any test of the
+    module asks for ``indexed_demo``: then the module's ``demo`` tests see it done too.
+    Loading it costs one to three seconds, which ~250 tests paid each (issue 33).
+    """
+    if _commits(request._pyfuncitem):  # it will load the demo itself, and commit it
+        yield None
+        return
+    module = request.node
+    indexed = any(
+        "indexed_demo" in item.fixturenames and item.getparent(pytest.Module) is module
+        for item in request.session.items
+    )
     from dailies.demo import demo_load
 
-    return demo_load()
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        atomic.__enter__()
+        _open_demo.append((atomic, django_db_blocker))
+        with TestCase.captureOnCommitCallbacks(execute=indexed):
+            counts = demo_load()
+    yield counts
+    _close_module_demo()
 
 
 @pytest.fixture
-def indexed_demo(db, django_capture_on_commit_callbacks):
-    """The demo, with the on-commit work run: the search index holds its 16 papers."""
-    from dailies.demo import demo_load
+def demo(request, _module_demo, db):
+    """The demo content, each test in its own rolled-back transaction; returns its counts."""
+    if _commits(request.node):
+        from dailies.demo import demo_load
 
-    with django_capture_on_commit_callbacks(execute=True):
         return demo_load()
+    return _module_demo
+
+
+@pytest.fixture
+def indexed_demo(request, _module_demo, db, django_capture_on_commit_callbacks):
+    """The demo, with the on-commit work run: the search index holds its 16 papers."""
+    if _commits(request.node):
+        from dailies.demo import demo_load
+
+        with django_capture_on_commit_callbacks(execute=True):
+            return demo_load()
+    return _module_demo
 
 
 @pytest.fixture

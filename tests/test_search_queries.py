@@ -6,30 +6,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from django.db import transaction
 
-from dailies.demo import demo_load
 from papers.models import Paper
 from search.backends import Filters
-from search.index import search_index_refresh
 from search.service import search
-
-
-@pytest.fixture(scope="module")
-def search_demo(django_db_setup, django_db_blocker):
-    """The indexed demo, loaded once for the module and rolled back after it (the tests
-    here only read)."""
-    with django_db_blocker.unblock(), transaction.atomic():
-        demo_load()
-        search_index_refresh(paper_ids=Paper.objects.values_list("pk", flat=True))
-        yield
-        transaction.set_rollback(True)
-
-
-@pytest.fixture
-def indexed_demo(search_demo, db):
-    """Overrides the conftest fixture of the same name: here the demo is loaded once."""
-
 
 # (query, papers expected in the top three)
 QUERIES = [
