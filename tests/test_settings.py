@@ -76,72 +76,39 @@ def test_it_rejects_a_bad_integer_and_one_below_its_minimum(monkeypatch):
         env.env_int("A_NUMBER", 1, minimum=0)
 
 
-def test_it_runs_with_nothing_set_on_sqlite():
-    result = _manage(
-        "shell",
-        "--no-imports",
-        "-c",
-        "from django.conf import settings as s; "
-        "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER, "
-        "s.CACHES['default']['BACKEND'], s.DEBUG)",
+def test_it_runs_with_nothing_set_on_sqlite(settings_from):
+    s = settings_from()
+    assert s["DATABASES"]["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert s["CELERY_TASK_ALWAYS_EAGER"] is True
+    assert s["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
+    assert s["DEBUG"] is True
+
+
+def test_it_switches_to_postgres_and_redis_from_urls(settings_from):
+    s = settings_from(
+        DATABASE_URL="postgres://u@db.internal:5432/digest", REDIS_URL="redis://cache:6379/2"
     )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [
-        "django.db.backends.sqlite3",
-        "True",
-        "django.core.cache.backends.locmem.LocMemCache",
-        "True",
-    ]
+    assert s["DATABASES"]["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert s["DATABASES"]["default"]["NAME"] == "digest"
+    assert s["CELERY_BROKER_URL"] == "redis://cache:6379/2"
+    assert s["CACHES"]["default"]["BACKEND"] == "digest_site.cache_backend.BreakerRedisCache"
 
 
-def test_it_switches_to_postgres_and_redis_from_urls():
-    result = _manage(
-        "shell",
-        "--no-imports",
-        "-c",
-        "from django.conf import settings as s; print(s.DATABASES['default']['ENGINE'], "
-        "s.DATABASES['default']['NAME'], s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'])",
-        DATABASE_URL="postgres://u@db.internal:5432/digest",
-        REDIS_URL="redis://cache:6379/2",
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [
-        "django.db.backends.postgresql",
-        "digest",
-        "redis://cache:6379/2",
-        "digest_site.cache_backend.BreakerRedisCache",
-    ]
+def test_cache_url_puts_the_cache_apart_from_the_broker(settings_from):
+    s = settings_from(REDIS_URL="redis://broker:6379/0", CACHE_URL="redis://cache:6379/0")
+    assert s["CELERY_BROKER_URL"] == "redis://broker:6379/0"
+    assert s["CACHES"]["default"]["LOCATION"] == "redis://cache:6379/0"
 
 
-def test_cache_url_puts_the_cache_apart_from_the_broker():
-    result = _manage(
-        "shell",
-        "--no-imports",
-        "-c",
-        "from django.conf import settings as s; "
-        "print(s.CELERY_BROKER_URL, s.CACHES['default']['LOCATION'])",
-        REDIS_URL="redis://broker:6379/0",
-        CACHE_URL="redis://cache:6379/0",
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["redis://broker:6379/0", "redis://cache:6379/0"]
-
-
-@pytest.mark.parametrize(("value", "threshold"), [(None, "5"), ("1", "5"), ("0", "None")])
-def test_postgres_statements_are_prepared_unless_db_prepare_says_not(value, threshold):
+@pytest.mark.parametrize(("value", "threshold"), [(None, 5), ("1", 5), ("0", None)])
+def test_postgres_statements_are_prepared_unless_db_prepare_says_not(
+    settings_from, value, threshold
+):
     environ = {"DATABASE_URL": "postgres://u@db.internal:5432/digest"}
     if value is not None:
         environ["DB_PREPARE"] = value
-    result = _manage(
-        "shell",
-        "--no-imports",
-        "-c",
-        "from django.conf import settings as s; "
-        "print(s.DATABASES['default']['OPTIONS']['prepare_threshold'])",
-        **environ,
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [threshold]
+    s = settings_from(**environ)
+    assert s["DATABASES"]["default"]["OPTIONS"]["prepare_threshold"] == threshold
 
 
 PRODUCTION = {
@@ -157,12 +124,11 @@ PRODUCTION = {
 @pytest.mark.parametrize(
     "missing", ["SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "EMAIL_URL"]
 )
-def test_production_refuses_to_start_without_its_essentials(missing):
+def test_production_refuses_to_start_without_its_essentials(settings_from, missing):
     environ = dict(PRODUCTION)
     del environ[missing]
-    result = _manage("check", **environ)
-    assert result.returncode != 0
-    assert missing in result.stderr
+    with pytest.raises(ImproperlyConfigured, match=missing):
+        settings_from(**environ)
 
 
 def test_production_passes_the_deploy_check_at_warning_level():
@@ -170,23 +136,13 @@ def test_production_passes_the_deploy_check_at_warning_level():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_production_runs_tasks_on_the_broker_and_caches_in_redis():
-    result = _manage(
-        "shell",
-        "--no-imports",
-        "-c",
-        "from django.conf import settings as s; "
-        "print(s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_BROKER_URL, s.CACHES['default']['BACKEND'])",
-        **PRODUCTION,
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [
-        "False",
-        "redis://cache.internal:6379/0",
-        "digest_site.cache_backend.BreakerRedisCache",
-    ]
+def test_production_runs_tasks_on_the_broker_and_caches_in_redis(settings_from):
+    s = settings_from(**PRODUCTION)
+    assert s["CELERY_TASK_ALWAYS_EAGER"] is False
+    assert s["CELERY_BROKER_URL"] == "redis://cache.internal:6379/0"
+    assert s["CACHES"]["default"]["BACKEND"] == "digest_site.cache_backend.BreakerRedisCache"
 
 
-def test_it_rejects_an_unknown_environment_name():
-    result = _manage("check", DJANGO_ENV="prod")
-    assert result.returncode != 0 and "DJANGO_ENV" in result.stderr
+def test_it_rejects_an_unknown_environment_name(settings_from):
+    with pytest.raises(ImproperlyConfigured, match="DJANGO_ENV"):
+        settings_from(DJANGO_ENV="prod")
