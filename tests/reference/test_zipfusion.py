@@ -209,14 +209,25 @@ def test_it_pays_more_bits_for_keys_with_larger_outliers(result: dict) -> None:
     assert series[-1] - series[0] > 0.2
 
 
-def test_it_returns_json_serialisable_deterministic_output(result: dict) -> None:
+def test_it_returns_json_serialisable_output(result: dict) -> None:
+    # Two runs of one seed agree: tests/reference/test_eic.py checks it on a small program.
     text = json.dumps(result)
     assert json.loads(text)["seed"] == 0
-    assert json.dumps(zf.run(seed=0)) == text
 
 
-def test_it_prints_a_report_and_returns_zero(capsys: pytest.CaptureFixture[str]) -> None:
+def test_it_prints_a_report_and_returns_zero(
+    result: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls: list[int] = []
+
+    def fake_run(seed: int = 0) -> dict:
+        calls.append(seed)
+        return result
+
+    # main() goes through the module-level run() once; its result is the module's run's.
+    monkeypatch.setattr(zf, "run", fake_run)
     assert zf.main(["--seed", "1"]) == 0
+    assert calls == [1]
     out = capsys.readouterr().out
     assert "mechanism as described" in out
     assert "bit-identical to BF16 attention = True" in out
