@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint format migrations-check messages bench worker beat clean
+.PHONY: install run test test-fast lint format migrations-check messages bench worker beat clean
 
 $(STAMP): requirements.lock
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
@@ -27,6 +27,11 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The edit loop: the suite less the browser, the Celery worker and the reference programs
+# (`make test` and CI still run everything).
+test-fast: install
+	$(BIN)/python -m pytest -m "not browser and not worker and not programs" $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

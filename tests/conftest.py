@@ -147,8 +147,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _close_module_demo()
 
 
+REFERENCE_TESTS = Path(__file__).resolve().parent / "reference"
+
+
 def _uses_demo(item: pytest.Item) -> bool:
     return bool({"demo", "indexed_demo"} & set(getattr(item, "fixturenames", ())))
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    # The slow kinds `make test-fast` leaves out (before -m deselects).
+    if "worker" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.worker)
+    if REFERENCE_TESTS in item.path.parents:
+        item.add_marker(pytest.mark.programs)
 
 
 @pytest.hookimpl(trylast=True)

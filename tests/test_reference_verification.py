@@ -111,6 +111,7 @@ def test_the_task_verifies_one_program(db, eager_tasks):
     assert verify_reference_code.delay("zipfusion").get() == "passed"
 
 
+@pytest.mark.programs
 def test_every_registered_program_passes_as_the_command_runs_it():
     """Each program in its own child process under its limits, as reference_verify runs it;
     side by side, one per core (one after another took 85 s on CI's 2 cores)."""
