@@ -214,11 +214,24 @@ def seconds(milliseconds: int | None) -> str:
 
 @register.simple_tag
 def entry_heading(paper: Paper, summary: Summary | None) -> str:
-    """“HiLO: headline” / “HiLO：headline”, or the full title when there is no headline."""
+    """“HiLO: headline” / “HiLO：headline”, or the full title when there is no headline; a
+    headline that already opens with the name (“HiLO: …”, “HiLO cuts …”) is printed as it is,
+    so pages, feeds, mail and the API never print the name twice."""
     if summary is None or not summary.headline:
         return full_title(paper)
+    name, headline = paper.display_name, summary.headline
+    if _opens_with_name(headline, name):
+        return headline
     colon = "：" if summary.language == Language.ZH else ": "
-    return f"{paper.display_name}{colon}{summary.headline}"
+    return f"{name}{colon}{headline}"
+
+
+def _opens_with_name(headline: str, name: str) -> bool:
+    """``headline`` starts with ``name`` as a whole word (“HiLO:”, “HiLO 把…”; not “HiLOX”)."""
+    if not name or not headline.startswith(name):
+        return False
+    following = headline[len(name) : len(name) + 1]
+    return not following or not (following.isalnum() and following.isascii() or following in "-_")
 
 
 @register.simple_tag
