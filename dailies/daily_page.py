@@ -33,7 +33,7 @@ from dailies.templatetags.digest import (
 from dailies.templatetags.digest import score as score_text
 from digest_site import fragment_cache, jinja
 from digest_site.slug_urls import slug_url
-from papers.languages import pick_language
+from papers.languages import Language, pick_language
 from papers.models import Paper, Summary, Topic, Track
 
 # How much of a near miss's rationale the list shows.
@@ -81,7 +81,8 @@ def score_row(
 ) -> ScoreRow:
     """``score`` as its breakdown prints it; ``shown`` is the score the page shows for it
     (an entry's, which an editor may have set), None for a near miss."""
-    rationale = score.rationale(language)
+    # A rationale is printed in the page's language only: none rather than the other's text.
+    rationale = score.rationale_zh if language == Language.ZH else score.rationale_en
     return ScoreRow(
         total=score_text(score.total),
         scorer=scorer_label(score),

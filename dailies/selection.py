@@ -208,12 +208,29 @@ def selection_read(
         window += " AND p.created_at > %s"
         params.append(cutoff(daily.track, previous_date))
     selected, selected_params = one_of(selected_ids)
+    # As assembly (``daily_candidates``): the track's papers, less those another published
+    # daily of the track selected (a paper readers saw there is no near miss here).
+    tracks = Paper.tracks.through
+    published = (
+        f"SELECT e.paper_id FROM {table(DailyEntry)} e JOIN {table(Daily)} d ON d.id = e.daily_id "
+        f"WHERE d.track_id = %s AND d.status = %s AND d.id <> %s"
+    )
     sql = (
         f"SELECT {_SCORE.sql}, {_TITLES.sql}, s.criteria FROM {table(Paper)} p "
         f"JOIN {table(Score)} s ON s.paper_id = p.id "
-        f"WHERE s.track_id = %s AND (({window}) OR p.id {selected})"
+        f"WHERE s.track_id = %s AND (({window} "
+        f"AND p.id IN (SELECT t.paper_id FROM {table(tracks)} t WHERE t.track_id = %s) "
+        f"AND p.id NOT IN ({published})) OR p.id {selected})"
     )
-    params = [daily.track_id, *params, *selected_params]
+    params = [
+        daily.track_id,
+        *params,
+        daily.track_id,
+        daily.track_id,
+        Daily.Status.PUBLISHED,
+        daily.pk,
+        *selected_params,
+    ]
     if daily.assembled_at is not None:
         # What assembly saw: a rescoring after the daily went out does not rewrite it.
         sql += f" AND (s.created_at <= %s OR s.paper_id {selected})"

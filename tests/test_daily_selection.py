@@ -202,3 +202,48 @@ def test_each_candidate_carries_its_newest_rubric_as_stored(db):
     assert by_paper[others[0].pk].criteria == Score.objects.get(pk=newest.pk).criteria
     assert list(by_paper[others[0].pk].criteria) == list(Score.objects.get(pk=newest.pk).criteria)
     assert by_paper[selected[0].pk].criteria == {"relevance": 4, "novelty": 3}
+
+
+def test_just_below_the_cut_leaves_out_papers_a_published_daily_of_the_track_selected(
+    db, anonymous
+):
+    """Issue 38: HiLO, PSR and KVStream, published on earlier days, were listed below the cut."""
+    track = make_track(min_score=Decimal("3.00"))
+    shown_before = _candidate(track, "3.90", slug="shown-before")
+    make_daily(date=DATE - dt.timedelta(days=2), track=track, papers=[shown_before])
+    make_daily(date=DATE - dt.timedelta(days=1), track=track, papers=[make_paper()])
+    fresh = _candidate(track, "3.70", slug="fresh")
+    pick = _candidate(track, "4.40", slug="pick")
+    make_daily(date=DATE, track=track, papers=[pick], scores=["4.40"])
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
+    assert fresh.slug in near and shown_before.slug not in near
+    assert _bars(html) == {"bar-selected": 1, "bar-other": 1}
+
+
+def test_just_below_the_cut_lists_only_papers_of_the_track(db, anonymous):
+    """A paper scored for the track but not one of its papers (a robotics paper) was never an
+    assembly candidate."""
+    track = make_track(min_score=Decimal("3.00"))
+    stray = _candidate(track, "3.90", slug="quadruped-control")
+    stray.tracks.clear()
+    fresh = _candidate(track, "3.70", slug="fresh")
+    make_daily(date=DATE, track=track, papers=[_candidate(track, "4.40")], scores=["4.40"])
+    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
+    assert fresh.slug in near and stray.slug not in near
+
+
+def test_a_near_miss_rationale_is_in_the_pages_language_only(db, anonymous):
+    from papers.scoring.rubric import RubricScorer
+
+    daily, _, others = _daily_with_candidates(n_unselected=2)
+    result = RubricScorer().score([others[0]], daily.track)[0]
+    Score.objects.filter(paper=others[0]).update(rationale_zh=result.rationale_zh)
+    Score.objects.filter(paper=others[1]).update(rationale_zh="")
+    html = anonymous.get(f"/zh/infra/{DATE}/").content.decode()
+    near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
+    shown = re.findall(r'<p class="rationale">([^<]*)</p>', near)
+    assert shown and all(not re.search(r"[A-Za-z]{3,}", text) for text in shown), shown
+    assert "（无）" in result.rationale_zh and "none" not in result.rationale_zh
+    assert f"Rationale of {others[1].slug}." not in near

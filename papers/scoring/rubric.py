@@ -185,9 +185,27 @@ class _Profile:
         return [float(v) for v in cosine_similarity(vecs, recent).max(axis=1)]
 
 
+# The venue's note in the Chinese rationale (the English one prints the stored status).
+_VENUE_STATUS_ZH = {
+    Paper.VenueStatus.SUBMITTED: "已投稿",
+    Paper.VenueStatus.ACCEPTED: "已录用",
+    Paper.VenueStatus.TO_APPEAR: "即将发表于",
+    Paper.VenueStatus.PUBLISHED: "已发表于",
+}
+_VENUE_NONE = "none"
+
+
+def _venue_note_zh(note: str) -> str:
+    """The English venue note ("accepted NSDI 2027", "none") in Chinese."""
+    if note == _VENUE_NONE:
+        return "无"
+    status, _, rest = note.partition(" ")
+    return f"{_VENUE_STATUS_ZH.get(status, '提及')} {rest}"
+
+
 def _venue_level(paper: Paper) -> tuple[int, str]:
     if paper.venue_id is None:
-        return 2, "none"
+        return 2, _VENUE_NONE
     name = paper.venue.short_name
     status = paper.venue_status or "mentioned"
     top = name in TOP_VENUES
@@ -216,6 +234,6 @@ def _rationale(criteria: dict[str, int], f: dict) -> tuple[str, str]:
         f"（与 30 天内入选论文的最高相似度 {f['closest_recent_selection']:.2f}）；"
         f"证据 {criteria['evidence']}/5（{f['quantified_results']} 处量化结果，"
         f"{f['scale_signals']} 处规模信号）；实用价值 {criteria['impact']}/5；"
-        f"发表场合 {criteria['venue']}/5（{f['venue']}）。"
+        f"发表场合 {criteria['venue']}/5（{_venue_note_zh(f['venue'])}）。"
     )
     return en, zh
