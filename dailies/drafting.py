@@ -146,6 +146,7 @@ def _intro_input(daily: Daily, entries: list[DailyEntry]) -> IntroInput:
                 short_name=entry.paper.short_name,
                 is_lead=entry.is_lead,
                 has_deep_dive=entry.paper_id in deep_dives,
+                organizations=tuple(org.label for org in entry.paper.organizations.all()),
             )
         )
     return IntroInput(
@@ -185,7 +186,7 @@ def daily_intro_draft(
     drafter = drafter or get_drafter()
     entries = list(
         daily.entries.select_related("paper")
-        .prefetch_related("paper__summaries")
+        .prefetch_related("paper__summaries", "paper__organizations")
         .order_by("position")
     )
     missing: dict[str, str] = {}

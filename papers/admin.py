@@ -316,7 +316,9 @@ class PaperAdminForm(forms.ModelForm):
         for code in Language.values:
             body = cleaned.get(f"summary_{code}", "").strip()
             takeaway = cleaned.get(f"takeaway_{code}", "").strip()
-            if body and not takeaway:
+            # A machine card leaves the takeaway to the editor: asked for once they edit it.
+            edited = {f"summary_{code}", f"takeaway_{code}"} & set(self.changed_data)
+            if body and not takeaway and edited:
                 self.add_error(f"takeaway_{code}", _("A summary needs its takeaway sentence."))
             if takeaway and not body:
                 self.add_error(f"summary_{code}", _("A takeaway needs a summary."))

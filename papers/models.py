@@ -423,7 +423,9 @@ class Summary(models.Model):
     headline = models.CharField(max_length=200, blank=True)
     body = models.TextField(help_text=_("The summary. Contains the takeaway sentence."))
     takeaway = models.CharField(
-        max_length=300, help_text=_("One sentence, shown emphasised inside the summary.")
+        max_length=300,
+        blank=True,  # an offline draft leaves it for the editor
+        help_text=_("One sentence, shown emphasised inside the summary."),
     )
     highlights = models.JSONField(
         default=list, blank=True, help_text=_("Headline figures, each with its conditions.")
@@ -559,7 +561,7 @@ class SummaryVersion(models.Model):
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="versions")
     headline = models.CharField(max_length=200, blank=True)
     body = models.TextField()
-    takeaway = models.CharField(max_length=300)
+    takeaway = models.CharField(max_length=300, blank=True)
     highlights = models.JSONField(default=list, blank=True)
     provenance = models.CharField(max_length=10, choices=Summary.Provenance.choices)
     drafter = models.CharField(max_length=60, blank=True)

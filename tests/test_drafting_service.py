@@ -94,18 +94,20 @@ def test_it_drafts_english_and_stores_its_provenance():
     paper = make_candidate("hilo")
     outcome = paper_draft(paper=paper, now=NOW)
 
-    assert outcome.languages == ["en"]
-    assert outcome.missing == {"zh": "the offline drafter writes English only"}
+    assert outcome.languages == ["en", "zh"]
+    assert outcome.missing == {}
     assert outcome.drafter == "offline-extractive"
     summary = paper.summaries.get(language="en")
     assert summary.provenance == Summary.Provenance.MACHINE
-    assert (summary.drafter, summary.drafter_version) == ("offline-extractive", "1")
+    assert (summary.drafter, summary.drafter_version) == ("offline-extractive", "2")
     assert summary.source_digest == _digest(paper)
     assert summary.drafted_at == NOW
-    assert summary.takeaway in summary.body
-    assert not paper.summaries.filter(language="zh").exists()
+    assert summary.takeaway == ""  # left for the editor
+    card = paper.summaries.get(language="zh")
+    assert card.provenance == Summary.Provenance.MACHINE and card.drafter == "offline-card"
+    assert card.body.startswith("离线资料卡")
     run = DraftRun.objects.get(paper=paper)
-    assert run.languages == ["en"] and run.missing == outcome.missing
+    assert run.languages == ["en", "zh"] and run.missing == outcome.missing
     assert run.started_at == NOW and run.finished_at is not None
 
 
@@ -133,7 +135,7 @@ def test_it_never_overwrites_an_editors_text_even_when_redrafting(editor):
 
     summary.refresh_from_db()
     assert (summary.body, summary.provenance) == ("Mine. Kept.", Summary.Provenance.EDITOR)
-    assert outcome.skipped["en"] == EDITOR_WROTE and outcome.languages == []
+    assert outcome.skipped["en"] == EDITOR_WROTE and outcome.languages == ["zh"]
     assert outcome.editor_languages == ["en"]
 
 
@@ -143,7 +145,7 @@ def test_it_does_not_ask_the_drafter_again_for_an_unchanged_source():
     paper_draft(paper=paper, drafter=drafter)
     outcome = paper_draft(paper=paper, drafter=drafter)
 
-    assert drafter.calls == 2  # the first time, and the second for zh (still missing)
+    assert drafter.calls == 1  # both languages drafted the first time
     assert outcome.skipped["en"] == UNCHANGED and outcome.languages == []
     assert SummaryVersion.objects.count() == 0
 
@@ -152,8 +154,8 @@ def test_it_skips_the_drafter_when_every_language_is_up_to_date(editor):
     paper = make_candidate("hilo")
     drafter = CountingDrafter()
     paper_draft(paper=paper, drafter=drafter)
-    Summary.objects.create(
-        paper=paper, language="zh", body="编辑写的。要点。", takeaway="要点。", edited_by=editor
+    Summary.objects.filter(paper=paper, language="zh").update(
+        body="编辑写的。要点。", takeaway="要点。", provenance=Summary.Provenance.EDITOR
     )
     paper_draft(paper=paper, drafter=drafter)
     assert drafter.calls == 1
@@ -219,7 +221,7 @@ def test_it_redrafts_when_a_new_arxiv_version_changes_the_abstract():
     paper.save()
     outcome = paper_draft(paper=paper)
 
-    assert outcome.languages == ["en"]
+    assert outcome.languages == ["en", "zh"]
     new = paper.summaries.get(language="en")
     assert new.source_digest == _digest(paper) != old.source_digest
     assert "eleven real surges" in new.body

@@ -79,6 +79,7 @@ class IntroEntry:
     short_name: str = ""
     is_lead: bool = False
     has_deep_dive: bool = False
+    organizations: tuple[str, ...] = ()  # short labels (Alibaba, NVIDIA)
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,25 @@
-"""The offline extractive drafter: the embedded default (no network, deterministic).
+"""The offline drafter: the embedded default (no network, deterministic). It writes cards,
+not prose it cannot write.
 
-It only copies: the English headline, summary, takeaway and headline numbers are the paper's
-own title and abstract sentences (or clauses of them), chosen to follow CONTENT.md's moves as
-far as extraction allows — the pain, the idea, the evidence with its numbers. So every number
-it writes occurs in the source. It writes no Chinese; the pages show the English with the
-"not yet translated" note.
+English: the paper's own sentences, picked by role (the problem, the approach, the results
+with the numbers and the conditions written beside them), put in the third person ("the
+authors propose …") and only those that stand alone — a connective that opens one
+("However,") is dropped, and one that points back to a sentence left out ("This view …",
+"Such queries …") is never taken. The headline says what the work is (from the approach
+sentence), not the title again; the takeaway, a principle, is left for the editor. So every
+number it writes occurs in the source.
+
+Chinese: no translation. A short card of the entry's facts (system, organisations, venue,
+the numbers the abstract states, the glossary terms it uses), saying what it is, recorded
+as the offline card's (``CARD_NAME``) in the text's provenance; the summary is the editor's
+to write.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 
 from papers.drafting.base import (
     IntroDraft,
@@ -23,7 +32,8 @@ from papers.drafting.base import (
 from papers.models import Summary
 
 NAME = "offline-extractive"
-VERSION = "1"
+VERSION = "2"
+CARD_NAME = "offline-card"  # the drafter recorded for the Chinese card (``written_by``)
 
 # Bounds (CONTENT.md and the columns the texts are stored in).
 SUMMARY_MIN_WORDS = 80
@@ -38,7 +48,9 @@ SENTENCE_MAX_WORDS = 60  # longer "sentences" (no punctuation, run-ons) are cut 
 ABSTRACT_MIN_WORDS = 8
 INTRO_STANDOUTS = 2
 
-ENGLISH_ONLY = "the offline drafter writes English only"
+CARD_NUMBERS_MAX = 6
+CARD_TERMS_MAX = 5
+CARD_NOTE_ZH = "离线资料卡：机器据论文信息整理，并非译文，中文摘要待编辑撰写。"
 
 _WS = re.compile(r"\s+")
 _MATH = re.compile(r"\$\$?(.+?)\$\$?", re.S)
@@ -94,9 +106,15 @@ _ABBREVIATIONS = frozenset(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+")
 _CLAUSE_BREAK = re.compile(r"(?<=[,;:])\s+|\s+(?=—)|\s+(?=(?:while|whereas|and|but)\s)")
+# A quantity: digits, then perhaps a unit, and no letter after it ("3D-parallel", "H100",
+# "FP8" are names, not numbers).
 _NUMBER = re.compile(
-    r"(?<![\w.\-])(?:\d+(?:[.,]\d+)*)(?:\s?(?:%|×|x\b|X\b|K\b|M\b|B\b|times\b|ms\b|percentage))?"
+    r"(?<![\w.\-])(?:\d+(?:[.,]\d+)*)"
+    r"(?:\s?(?:%|×|x|X|K|M|B|k|times|ms|µs|us|ns|s|GB/s|GB|TB|MB|KB|GiB|Gbps|percentage|"
+    r"million|billion)"
+    r"(?![A-Za-z]))?(?![A-Za-z\d]|-[A-Za-z]|[.,]\d)"
 )
+_MODEL_NAME = re.compile(r"\b[A-Z]{2,}\s$")  # "RTX 4090", "DGX 2": a name, not a quantity
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _MAGNITUDE = re.compile(r"[%×]|\b(?:times|faster|slower|percentage|points?)\b|\d+(?:\.\d+)?x\b")
 _IDEA = re.compile(
@@ -186,7 +204,9 @@ _COMMON_TOKENS = frozenset(
 @dataclass(frozen=True)
 class _Sentence:
     index: int
-    text: str
+    text: str  # as the card prints it: third person, without an opening connective
+    source: str  # as the abstract has it
+    standalone: bool  # it reads without the sentence before it
     words: int
     has_number: bool
     is_idea: bool
@@ -251,22 +271,69 @@ def numbers_in(text: str) -> list[str]:
     found = []
     for match in _NUMBER.finditer(text):
         value = match.group(0)
-        if _YEAR.match(value):
+        if _YEAR.match(value) or _MODEL_NAME.search(
+            text[max(0, match.start() - 8) : match.start()]
+        ):
             continue
         found.append(value)
     return found
 
 
-def _classify(index: int, text: str) -> _Sentence:
+def _classify(index: int, source: str) -> _Sentence:
+    text = _third_person(_CONNECTIVE.sub("", source))
+    text = text[:1].upper() + text[1:]
     return _Sentence(
         index=index,
         text=text,
+        source=source,
+        standalone=not _POINTS_BACK.search(text),
         words=_words(text),
         has_number=bool(numbers_in(text)),
-        is_idea=bool(_IDEA.search(text)),
-        is_pain=bool(_PAIN.search(text)),
+        is_idea=bool(_IDEA.search(source)),
+        is_pain=bool(_PAIN.search(source)),
         is_result=bool(_RESULT.search(text)) or bool(_MAGNITUDE.search(text)),
     )
+
+
+# A connective that opens a sentence ties it to the one before; the rest often stands alone.
+_CONNECTIVE = re.compile(
+    r"^(?:(?:however|moreover|furthermore|additionally|thus|therefore|hence|consequently|"
+    r"yet|but|and)\b,?|(?:in addition|as a result|in contrast|instead|meanwhile|similarly|"
+    r"also|finally|further|notably|specifically|in particular|importantly|overall|so|then|"
+    r"first(?:ly)?|second(?:ly)?|third(?:ly)?),)\s+",
+    re.I,
+)
+# Words that point back to a sentence the card may not print: never taken.
+_POINTS_BACK = re.compile(
+    r"^(?:this|these|those|that|such|it|its|they|their|them|both|here|there|the former|"
+    r"the latter|the same|as such|other|another|to (?:this|that) end)\b"
+    r"|^to (?:address|tackle|solve|overcome|mitigate|fill|bridge|close|remedy|fix|avoid) "
+    r"(?:this|these|those|such|that|it|them|the (?:above|aforementioned))\b"
+    r"|\b(?:this|these|those|such)\b(?!\s+(?:as|that|paper|work|study|article|post)\b)"
+    r"|\b(?:the (?:former|latter|above|aforementioned)|themselves)\b",
+    re.I,
+)
+_FIRST_PERSON = (
+    (
+        re.compile(r"^(?:in|with) (?:this|the) (?:paper|work|article|study),?\s+we\b", re.I),
+        "The authors",
+    ),
+    (re.compile(r"^(?:this|the) (?:paper|work|article|study)\b", re.I), "The paper"),
+    (re.compile(r"\b(?:this|the present) (paper|work|article|study)\b", re.I), r"the \1"),
+    (re.compile(r"^We\b"), "The authors"),
+    (re.compile(r"\bwe\b", re.I), "the authors"),
+    (re.compile(r"^Our\b"), "The"),
+    (re.compile(r"\bour\b", re.I), "the"),
+    (re.compile(r"\bours\b", re.I), "the authors' approach"),
+    (re.compile(r"\bus\b"), "the authors"),
+)
+
+
+def _third_person(text: str) -> str:
+    """The authors' "we" and "our" as a reader's card says them ("the authors", "the")."""
+    for pattern, replacement in _FIRST_PERSON:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def find_short_name(paper: PaperInput, sentences: list[str] | None = None) -> str | None:
@@ -311,44 +378,49 @@ class OfflineDrafter:
 
     def draft_paper(self, paper: PaperInput) -> PaperDraft:
         draft = PaperDraft(drafter=self.name, drafter_version=self.version)
-        draft.missing["zh"] = ENGLISH_ONLY
         abstract = clean_text(paper.abstract)
         sentences = split_sentences(abstract) if abstract else []
         draft.short_name = find_short_name(paper, sentences)
         if not abstract:
             draft.missing["en"] = "the paper has no abstract to draft from"
-            return draft
-        if _words(abstract) < ABSTRACT_MIN_WORDS:
+        elif _words(abstract) < ABSTRACT_MIN_WORDS:
             draft.missing["en"] = (
                 f"the abstract is too short to draft from ({_words(abstract)} words; "
                 f"at least {ABSTRACT_MIN_WORDS} needed)"
             )
-            return draft
         classified = [_classify(i, s) for i, s in enumerate(sentences)]
+        numbers = tuple(_numbers(classified)) if "en" not in draft.missing else ()
+        draft.languages["zh"] = _card_zh(paper, draft.short_name, numbers)
+        draft.written_by["zh"] = (CARD_NAME, self.version, "", "")
+        if "en" in draft.missing:
+            return draft
         idea = _idea(classified, draft.short_name)
         chosen = _choose(classified, idea)
+        if not chosen:
+            draft.missing["en"] = "no sentence of the abstract reads on its own"
+            return draft
         body = " ".join(s.text for s in chosen)
         words = _words(body)
         if words < SUMMARY_MIN_WORDS:
             draft.notes.append(
                 f"en: summary has {words} words (under {SUMMARY_MIN_WORDS}): the abstract is short"
             )
-        takeaway = _takeaway(chosen, idea)
+        draft.notes.append("en: the takeaway is left for the editor")
         draft.languages["en"] = LanguageDraft(
             headline=_headline(paper, draft.short_name, idea),
             summary=body,
-            takeaway=takeaway,
-            numbers=tuple(_numbers(classified)),
+            takeaway="",
+            numbers=numbers,
         )
         return draft
 
     def draft_intro(self, intro: IntroInput) -> IntroDraft:
         draft = IntroDraft(drafter=self.name, drafter_version=self.version)
-        draft.missing["zh"] = ENGLISH_ONLY
         if not intro.entries:
-            draft.missing["en"] = "the daily has no entries to introduce"
+            draft.missing = dict.fromkeys(("en", "zh"), "the daily has no entries to introduce")
             return draft
         draft.texts["en"] = _intro_en(intro)
+        draft.texts["zh"] = _intro_zh(intro)
         return draft
 
 
@@ -366,48 +438,40 @@ def _idea(sentences: list[_Sentence], short_name: str | None) -> _Sentence:
 
 
 def _choose(sentences: list[_Sentence], idea: _Sentence) -> list[_Sentence]:
-    """Sentences for the summary, in the abstract's order: the idea, up to two pain
-    sentences, the evidence, then the mechanism around the idea, within the word bound."""
-    chosen = {idea.index: idea}
-    budget = SUMMARY_MAX_WORDS - idea.words
+    """The card's sentences by role, each able to stand alone: the problem (one, before the
+    approach when there is one), the approach and how it works, then the results with their
+    numbers, within the word bound."""
+    usable = [s for s in sentences if s.standalone]
+    chosen: list[_Sentence] = []
+    budget = SUMMARY_MAX_WORDS
 
     def take(candidate: _Sentence) -> None:
         nonlocal budget
-        if candidate.index not in chosen and candidate.words <= budget:
-            chosen[candidate.index] = candidate
+        if candidate not in chosen and candidate.words <= budget:
+            chosen.append(candidate)
             budget -= candidate.words
 
-    pains = [s for s in sentences if s.is_pain and not s.has_number and s.index != idea.index]
+    pains = [s for s in usable if s.is_pain and not s.has_number and s is not idea]
     before = [s for s in pains if s.index < idea.index]
-    for sentence in (before or pains)[:2]:
+    for sentence in (before or pains)[:1]:
         take(sentence)
-    evidence = [s for s in sentences if s.has_number and s.is_result]
-    evidence += [s for s in sentences if s.has_number and not s.is_result]
+    if idea.standalone:
+        take(idea)
+    how = [s for s in usable if s.index > idea.index and not s.has_number and not s.is_pain]
+    for sentence in how[:2]:
+        take(sentence)
+    evidence = [s for s in usable if s.has_number and s.is_result]
+    evidence += [s for s in usable if s.has_number and not s.is_result]
     for sentence in evidence:
         take(sentence)
-    # Fill with what surrounds the idea (how it works), nearest first.
-    by_distance = sorted(sentences, key=lambda s: (abs(s.index - idea.index), s.index))
-    for sentence in by_distance:
-        if SUMMARY_MAX_WORDS - budget >= SUMMARY_MIN_WORDS:
-            break
-        take(sentence)
-    return [chosen[i] for i in sorted(chosen)]
-
-
-def _takeaway(chosen: list[_Sentence], idea: _Sentence) -> str:
-    """A sentence of the summary: the idea sentence, else a result with its number, else the
-    shortest — short ones first, and never over the column."""
-    for limit in (TAKEAWAY_TARGET_CHARS, TAKEAWAY_MAX_CHARS):
-        if idea in chosen and len(idea.text) <= limit:
-            return idea.text
-        results = [s for s in chosen if s.is_result and s.has_number and len(s.text) <= limit]
-        if results:
-            return min(results, key=lambda s: (len(s.text), s.index)).text
-        fits = [s for s in chosen if len(s.text) <= limit]
-        if fits:
-            return min(fits, key=lambda s: (len(s.text), s.index)).text
-    # Every sentence is over the column: a word-boundary prefix still occurs in the summary.
-    return _trim(chosen[0].text, TAKEAWAY_MAX_CHARS, ellipsis=False)
+    roles = {s.index: n for n, s in enumerate(chosen)}
+    if SUMMARY_MAX_WORDS - budget < SUMMARY_MIN_WORDS:
+        for sentence in sorted(usable, key=lambda s: (abs(s.index - idea.index), s.index)):
+            if SUMMARY_MAX_WORDS - budget >= SUMMARY_MIN_WORDS:
+                break
+            take(sentence)
+    # By role, then the abstract's order within one.
+    return sorted(chosen, key=lambda s: (roles.get(s.index, 1.5), s.index))
 
 
 def _trim(text: str, limit: int, *, ellipsis: bool = True) -> str:
@@ -423,32 +487,52 @@ def _trim(text: str, limit: int, *, ellipsis: bool = True) -> str:
 _LEADING_IDEA = re.compile(
     r"^(?:(?:in|with) this (?:paper|work),?\s*)?"
     r"(?:we\s+(?:propose|present|introduce|design|develop|build|describe)|"
+    r"the authors\s+(?:propose|present|introduce|design|develop|build|describe)|"
     r"this (?:paper|work|article|write-up|post)\s+(?:proposes|presents|introduces|describes))\s+",
     re.I,
 )
 
 
 def _headline(paper: PaperInput, short_name: str | None, idea: _Sentence) -> str:
-    """ "<Name>: <the title's subject>", or the title trimmed; when the title is only a name,
-    "<Name>: <the idea sentence's first clause>"."""
+    """What the work is, from the approach sentence ("PrefixRoute: a cache-affinity
+    router", "KVStream manages storage for …"), not the title again; without an approach
+    sentence, the title's subtitle, else the title."""
     title = clean_text(paper.title)
+    name = short_name or ""
+    if idea.is_idea or (name and idea.source.startswith(name)):
+        source = _APPOSITIVE_ORIGIN.sub(" ", idea.source, count=1) if name else idea.source
+        phrase, named = _compress(source, name)
+        if named and phrase[len(name) :].startswith((",", ":")):
+            rest = phrase[len(name) :].lstrip(" ,:")
+            phrase = f"{name}: {rest[:1].upper()}{rest[1:]}"
+        elif not named and name:
+            phrase = f"{name}: {phrase}"
+        text = _trim(_third_person(phrase), HEADLINE_TARGET_CHARS)
+        if text.casefold() != title.casefold():
+            return text
     rest = title
-    if short_name and title.startswith(short_name):
-        rest = title[len(short_name) :].lstrip(" :—-–")
-    elif short_name and ":" in title:
-        # "Let the Gate Decide: Per-Lookup Precision …" — the name replaces the slogan.
+    if name and title.startswith(name):
+        rest = title[len(name) :].lstrip(" :—-–")
+    elif ":" in title:
         rest = title.split(":", 1)[1].strip()
-    if rest and _words(rest) >= 3 and not rest.startswith("("):
-        text = f"{short_name}: {rest}" if short_name else rest
-        return _trim(text, HEADLINE_TARGET_CHARS)
-    # A title that is only a name says nothing: compress the idea sentence instead.
-    name = short_name or title
-    phrase, named = _compress(idea.text, name)
-    return _trim(phrase if named else f"{name}: {phrase}", HEADLINE_TARGET_CHARS)
+    return _trim(f"{name}: {rest}" if name and rest else rest or title, HEADLINE_TARGET_CHARS)
+
+
+# "C2KV, from SJTU and Alibaba, targets …": the origin is the card's, not the headline's.
+_APPOSITIVE_ORIGIN = re.compile(r"(?<=\w),\s+from [^,]{2,80},\s+")
 
 
 _HEAD_BREAKS = (":", ";", " — ", ", ")
-_SOFT_BREAKS = (" so that ", " when ", " where ", " which ", " that ", " by ", " instead of ")
+_SOFT_BREAKS = (
+    " so that ",
+    " when ",
+    " where ",
+    " which ",
+    " that ",
+    " by ",
+    " instead of ",
+    " rather than ",
+)
 
 
 def _compress(sentence: str, name: str) -> tuple[str, bool]:
@@ -467,6 +551,12 @@ def _compress(sentence: str, name: str) -> tuple[str, bool]:
             break
         cuts = [phrase.find(m) for m in marks if phrase.find(m) > 0]
         cuts = [c for c in cuts if _words(phrase[:c]) >= 3]
+        if marks is _SOFT_BREAKS:
+            # The longest clause that fits, not the first break ("… taken by the KV cache").
+            room = HEADLINE_TARGET_CHARS - len(name) - 2
+            found = [m.start() for m in re.finditer("|".join(marks), phrase)]
+            fitting = [c for c in found if c <= room and _words(phrase[:c]) >= 3]
+            cuts = fitting[-1:] or cuts
         if cuts:
             phrase = phrase[: min(cuts)]
             if marks is _SOFT_BREAKS:
@@ -486,6 +576,8 @@ def _numbers(sentences: list[_Sentence]) -> list[str]:
         if not sentence.has_number:
             continue
         for position, text in enumerate(_number_clauses(sentence.text)):
+            if _POINTS_BACK.search(text):
+                continue  # "It cuts latency by 30%": whose latency, the card cannot say
             rank = 0 if _MAGNITUDE.search(text) else 1
             found.append((rank, sentence.index * 100 + position, text))
     best = sorted(found)[:NUMBERS_MAX]
@@ -539,36 +631,124 @@ def _window(clause: str) -> str:
 
 
 def _intro_en(intro: IntroInput) -> str:
+    """The day's count, the lead and the other entries by name and organisation, and where
+    to start: facts only, no sentence of an entry's text."""
     entries = list(intro.entries)
     count = len(entries)
     papers = f"{count} paper{'s' if count != 1 else ''}"
     dives = intro.deep_dives
     opening = f"Today's {intro.track_name_en} daily has {papers}"
     opening += f" and {dives} deep dive{'s' if dives != 1 else ''}." if dives else "."
-    sentences = [opening]
+    lead, standouts, more = _intro_parts(entries)
+    sentences = [opening, f"The lead story is {_named(lead, ' from ', '')}."]
+    if standouts:
+        names = [_named(e, " (", ")") for e in standouts]
+        if more:
+            also = ", ".join(names) + f" and {more} more"
+        elif len(names) > 1:
+            also = ", ".join(names[:-1]) + f" and {names[-1]}"
+        else:
+            also = names[0]
+        sentences.append(f"Also in it: {also}.")
+    start = f"Start with {_entry_name(lead)}"
+    dived = next((e for e in standouts if e.has_deep_dive), None)
+    if lead.has_deep_dive:
+        start += " and its deep dive"
+    elif dived is not None:
+        start += f", then the deep dive on {_entry_name(dived)}"
+    sentences.append(start + ".")
+    return " ".join(sentences)
+
+
+def _intro_zh(intro: IntroInput) -> str:
+    """The Chinese intro from the same facts, written for Chinese readers (no translation)."""
+    entries = list(intro.entries)
+    track = intro.track_name_zh or intro.track_name_en
+    opening = f"今天的{track}日报收录 {len(entries)} 篇论文"
+    opening += f"、{intro.deep_dives} 篇深度解读。" if intro.deep_dives else "。"
+    lead, standouts, more = _intro_parts(entries)
+    sentences = [opening, f"头条是 {_named(lead, '（', '）', '、')}。"]
+    if standouts:
+        also = "、".join(_named(e, "（", "）", "、") for e in standouts)
+        sentences.append(f"另有 {also}" + (f" 等 {more} 篇。" if more else "。"))
+    start = f"建议先读 {_entry_name(lead)}"
+    dived = next((e for e in standouts if e.has_deep_dive), None)
+    if lead.has_deep_dive:
+        start += " 及其深度解读"
+    elif dived is not None:
+        start += f"，再看 {_entry_name(dived)} 的深度解读"
+    sentences.append(start + "。")
+    return "".join(sentences)
+
+
+def _intro_parts(entries: list[IntroEntry]) -> tuple[IntroEntry, list[IntroEntry], int]:
+    """The lead, the standouts (deep dives first, then position) and how many more."""
     lead = next((e for e in entries if e.is_lead), entries[0])
-    sentences.append(f"The lead story is {_entry_name(lead)}: {_sentence(lead.takeaway)}")
     others = [e for e in entries if e is not lead]
     others.sort(key=lambda e: not e.has_deep_dive)  # stable: deep dives first, then position
-    standouts = others[:INTRO_STANDOUTS]
-    for entry in standouts:
-        sentences.append(f"{_entry_name(entry)}: {_sentence(entry.takeaway)}")
-    dived = [e for e in [lead, *standouts] if e.has_deep_dive]
-    start = f"Start with {_entry_name(lead)}"
-    if dived and dived[0] is not lead:
-        start += f", then the deep dive on {_entry_name(dived[0])}"
-    elif lead.has_deep_dive:
-        start += " and its deep dive"
-    sentences.append(start + ".")
-    return " ".join(s for s in sentences if s)
+    return lead, others[:INTRO_STANDOUTS], max(0, len(others) - INTRO_STANDOUTS)
+
+
+def _named(entry: IntroEntry, before: str, after: str, joiner: str = ", ") -> str:
+    """ "PrefixRoute (Alibaba)": the entry's name, with its organisations when it has any."""
+    orgs = joiner.join(entry.organizations)
+    return f"{_entry_name(entry)}{before}{orgs}{after}" if orgs else _entry_name(entry)
 
 
 def _entry_name(entry: IntroEntry) -> str:
     return entry.short_name or _trim(clean_text(entry.title), 60)
 
 
-def _sentence(text: str) -> str:
-    text = clean_text(text)
-    if not text:
-        return "see the entry."
-    return text if text[-1] in ".!?…" else text + "."
+def _card_zh(paper: PaperInput, short_name: str | None, numbers: tuple[str, ...]) -> LanguageDraft:
+    """The Chinese card: the entry's facts, each from the source or the site's records, and
+    a note saying what it is. No sentence of the abstract is rendered in Chinese."""
+    labels = [o for o in paper.organizations if o][:3]
+    facts = [CARD_NOTE_ZH]
+    if short_name:
+        facts.append(f"系统：{short_name}。")
+    if labels:
+        facts.append(f"机构：{'、'.join(labels)}。")
+    if paper.venue:
+        facts.append(f"发表场合：{paper.venue}。")
+    terms = _card_terms(paper)
+    if terms:
+        facts.append(f"涉及术语：{'、'.join(terms)}。")
+    figures = list(dict.fromkeys(_figure_zh(n) for text in numbers for n in numbers_in(text)))
+    if figures:
+        shown = "、".join(figures[:CARD_NUMBERS_MAX])
+        facts.append(f"摘要给出的数字：{shown}（各数字的条件见英文摘要）。")
+    about = " · ".join(x for x in (labels[0] if labels else "", paper.venue) if x)
+    headline = f"{short_name}：论文资料卡" if short_name else "论文资料卡"
+    if about:
+        headline += f"（{about}）"
+    return LanguageDraft(
+        headline=_trim(headline, HEADLINE_MAX_CHARS), summary="".join(facts), takeaway=""
+    )
+
+
+def _figure_zh(number: str) -> str:
+    """A figure as Chinese writes its unit ("5 percentage" → "5 个百分点", "3 times" → "3 倍")."""
+    for unit, zh in ((" percentage", " 个百分点"), (" times", " 倍")):
+        if number.endswith(unit):
+            return number[: -len(unit)] + zh
+    for unit, factor, zh in ((" million", 100, " 万"), (" billion", 10, " 亿")):
+        if number.endswith(unit) and number[: -len(unit)].replace(".", "").isdigit():
+            value = Decimal(number[: -len(unit)]) * factor  # 40 million = 4000 万
+            return f"{value.normalize():f}{zh}"
+    return number
+
+
+def _card_terms(paper: PaperInput) -> list[str]:
+    """The track's glossary terms the source uses, as "中文（English）" (or the term alone
+    where engineers keep it in Latin letters)."""
+    source = clean_text(paper.source_text).casefold()
+    found = []
+    for entry in paper.glossary:
+        term = re.escape(entry.en.casefold())
+        if not entry.zh or not re.search(rf"(?<![\w-]){term}(?![\w-])", source):
+            continue
+        zh = entry.zh[0]
+        found.append(zh if zh.casefold() == entry.en.casefold() else f"{zh}（{entry.en}）")
+        if len(found) == CARD_TERMS_MAX:
+            break
+    return found

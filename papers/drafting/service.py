@@ -349,9 +349,10 @@ def _clean_language(text: LanguageDraft) -> dict:
 
 def _problem(values: dict, paper: Paper, language: str) -> str | None:
     """Why a drafted text cannot be stored, or None."""
-    if not values["body"] or not values["takeaway"]:
-        return "the draft has no summary or no takeaway"
-    if values["takeaway"] not in values["body"]:
+    # A draft may leave the takeaway (a principle) to the editor, never the summary.
+    if not values["body"]:
+        return "the draft has no summary"
+    if values["takeaway"] and values["takeaway"] not in values["body"]:
         return "the takeaway does not occur inside the summary"
     try:
         Summary(paper=paper, language=language, **values).full_clean(
