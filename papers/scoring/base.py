@@ -49,3 +49,16 @@ def total_from(criteria: dict[str, int]) -> Decimal:
 def clamp_level(value: float) -> int:
     """A 1–5 criterion level from a real number."""
     return int(min(5, max(1, round(value))))
+
+
+# Relevance at or under this level (of 5) keeps a paper below its track's minimum whatever
+# the other criteria say: venue, numbers and "latency" do not make a songbird study Infra.
+WEAK_RELEVANCE = 2
+
+
+def total_at_the_cut(total: Decimal, criteria: dict, track: Track) -> Decimal:
+    """``total``, or one step under ``track.min_score`` when relevance is weak."""
+    relevance = criteria.get("relevance")
+    if relevance is None or relevance > WEAK_RELEVANCE or total < track.min_score:
+        return total
+    return max(SCORE_MIN, track.min_score - Decimal("0.05"))

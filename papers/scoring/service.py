@@ -7,7 +7,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from papers.models import Paper, Score, Track
-from papers.scoring.base import Scorer
+from papers.scoring.base import WEAK_RELEVANCE, Scorer, total_at_the_cut
 from papers.scoring.llm import LLMJudge
 from papers.scoring.rubric import RubricScorer
 
@@ -42,20 +42,27 @@ def papers_score(*, track: Track, papers: list[Paper], scorer: Scorer | None = N
         Score(
             paper=paper,
             track=track,
-            total=r.total,
+            total=total_at_the_cut(r.total, r.criteria, track),
             criteria=r.criteria,
             features=r.features,
             rationale_en=r.rationale_en,
             rationale_zh=r.rationale_zh,
             scorer=r.scorer,
             scorer_version=r.version,
-            notes=r.notes,
+            notes=_weak_note(r.notes, r.total, total_at_the_cut(r.total, r.criteria, track)),
             prompt_tokens=r.prompt_tokens,
             completion_tokens=r.completion_tokens,
         )
         for paper, r in zip(papers, results, strict=True)
     ]
     return Score.objects.bulk_create(rows)
+
+
+def _weak_note(notes: str, total, kept) -> str:
+    if kept == total:
+        return notes
+    note = f"relevance at most {WEAK_RELEVANCE}/5: kept below the track minimum (was {total})"
+    return f"{notes}; {note}" if notes else note
 
 
 def track_score_pending(
