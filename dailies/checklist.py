@@ -117,6 +117,28 @@ def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
                 )
             if summary is None:
                 continue
+            if (
+                daily.track.require_review
+                and summary.provenance == Summary.Provenance.MACHINE
+                and summary.reviewed_at is None
+            ):
+                blockers.append(
+                    Blocker(
+                        "unreviewed",
+                        _(
+                            "#%(position)d %(name)s: the %(language)s summary is a machine "
+                            "draft no editor has reviewed (this track requires review)."
+                        )
+                        % {
+                            "position": entry.position,
+                            "name": name,
+                            "language": _language_name(language),
+                        },
+                        entry_id=entry.pk,
+                        paper_id=entry.paper_id,
+                        language=language,
+                    )
+                )
             for flag in summary.flags.all():
                 blockers.append(
                     Blocker(

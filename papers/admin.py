@@ -167,7 +167,7 @@ class TrackAdmin(PublicContentAdmin, admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["slug", ("name_en", "name_zh"), "is_active", "position"]}),
         (_("Profile"), {"fields": [("description_en", "description_zh"), "keywords"]}),
-        (_("Daily"), {"fields": [("daily_size", "min_score")]}),
+        (_("Daily"), {"fields": [("daily_size", "min_score"), "require_review"]}),
     ]
 
     def get_changeform_initial_data(self, request) -> dict:

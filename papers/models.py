@@ -60,6 +60,14 @@ class Track(models.Model):
         help_text=_("Local time (editorial time zone) the draft daily is assembled."),
     )
     is_active = models.BooleanField(default=True)
+    require_review = models.BooleanField(
+        _("require review of machine drafts"),
+        default=True,
+        help_text=_(
+            "A daily publishes only when an editor has reviewed every machine-drafted summary "
+            "of its entries."
+        ),
+    )
 
     class Meta:
         ordering = ["position", "slug"]

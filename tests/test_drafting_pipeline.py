@@ -136,16 +136,40 @@ def test_draft_daily_prints_a_json_line_per_entry_and_a_summary(drafted_daily, c
     assert last["drafted"] == len(ids) and last["intro"] == ["en", "zh"]
 
 
-def test_publish_daily_no_longer_needs_hand_written_chinese_offline(drafted_daily, capsys):
-    """Issue 38: the offline day drafts a Chinese card per entry and a Chinese intro, so
-    nothing is missing in Chinese (review of machine drafts per track: not yet built)."""
+def test_publish_daily_refuses_unreviewed_machine_drafts_then_publishes(
+    drafted_daily, editor, capsys
+):
+    """Issue 38: 7 machine drafts went out marked "not yet reviewed". The offline day has
+    Chinese (a card per entry, an intro), and a track requiring review (the default)
+    publishes only once an editor has reviewed every machine-drafted summary."""
+    from papers.drafting.service import summary_confirm
+
     day = drafted_daily.date.isoformat()
+    assert drafted_daily.track.require_review
+    with pytest.raises(SystemExit) as exit_:
+        call_command("publish_daily", "infra", day)
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    count = drafted_daily.entries.count()
+    assert err.count("is a machine draft no editor has reviewed") == 2 * count
+    assert "missing in Chinese" not in err and "has no Chinese summary" not in err
     drafted_daily.refresh_from_db()
-    assert drafted_daily.status == Daily.Status.DRAFT and drafted_daily.intro_zh
-    drafted_daily.intro_zh = "今天的日报。"
-    drafted_daily.save()
-    drafted_daily.entries.update(accepted_untranslated=["zh"])
+    assert drafted_daily.status == Daily.Status.DRAFT
+
+    for summary in Summary.objects.filter(paper__daily_entries__daily=drafted_daily):
+        summary_confirm(summary=summary, user=editor)
     at = (timezone.now() + dt.timedelta(hours=2)).replace(microsecond=0)
     call_command("publish_daily", "infra", day, "--at", at.isoformat())
     drafted_daily.refresh_from_db()
     assert drafted_daily.status == Daily.Status.SCHEDULED and drafted_daily.publish_at == at
+
+
+def test_a_track_that_does_not_require_review_publishes_machine_drafts(drafted_daily):
+    from dailies.checklist import daily_publishing_blockers
+
+    codes = {b.code for b in daily_publishing_blockers(daily=drafted_daily)}
+    assert "unreviewed" in codes
+    Track.objects.filter(pk=drafted_daily.track_id).update(require_review=False)
+    drafted_daily.refresh_from_db()
+    codes = {b.code for b in daily_publishing_blockers(daily=drafted_daily)}
+    assert "unreviewed" not in codes
