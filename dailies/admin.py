@@ -108,11 +108,12 @@ class DailyAdmin(
         "history",
         "editorial_history",
         "checklist",
+        "english_only",
         "intro_provenance",
     ]
     fieldsets = [
         (None, {"fields": [("track", "date"), ("status", "publish_at", "published_at")]}),
-        (_("Publishing checklist"), {"fields": ["checklist"]}),
+        (_("Publishing checklist"), {"fields": ["checklist", "english_only"]}),
         (_("Intro, side by side"), {"fields": [("intro_en", "intro_zh"), "intro_provenance"]}),
         (_("Stats (derived)"), {"fields": ["candidates_scored", "stats_line"]}),
         (_("History"), {"fields": ["editorial_history", "history"]}),
@@ -124,6 +125,7 @@ class DailyAdmin(
         "draft_writing",
         "confirm_intros",
         "accept_untranslated",
+        "publish_english_only",
     ]
     list_select_related = ["track"]
 
@@ -215,6 +217,24 @@ class DailyAdmin(
             services.daily_accept_untranslated,
             _("Accepted missing translations in %(n)d daily(ies)."),
         )
+
+    @admin.action(description=_("Publish in English only (records who chose it, and when)"))
+    def publish_english_only(self, request, queryset) -> None:
+        self._apply(
+            request,
+            queryset,
+            services.daily_english_only_set,
+            _("Marked %(n)d daily(ies) to be published in English only."),
+        )
+
+    @admin.display(description=_("English only"))
+    def english_only(self, obj: Daily) -> str:
+        if obj.english_only_at is None:
+            return _("No: both languages are checked.")
+        return _("Yes, chosen by %(who)s on %(when)s.") % {
+            "who": obj.english_only_by or _("a deleted user"),
+            "when": obj.english_only_at.strftime("%Y-%m-%d %H:%M"),
+        }
 
     @admin.display(description=_("what blocks publishing"))
     def checklist(self, obj: Daily) -> str:

@@ -59,6 +59,8 @@ def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
     Runs a few queries; an empty list means it may go out."""
     blockers: list[Blocker] = []
     entries = _entries(daily)
+    # An editor's recorded choice to publish in English only: nothing is asked in Chinese.
+    languages = [Language.EN] if daily.english_only_at else list(LANGUAGE_CODES)
     if not entries:
         blockers.append(Blocker("no-entries", _("The daily has no entries.")))
     leads = sum(1 for e in entries if e.is_lead)
@@ -69,7 +71,7 @@ def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
                 _("The daily needs exactly one lead story (it has %(n)d).") % {"n": leads},
             )
         )
-    for language in LANGUAGE_CODES:
+    for language in languages:
         if not getattr(daily, f"intro_{language}").strip():
             blockers.append(
                 Blocker(
@@ -80,6 +82,8 @@ def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
                 )
             )
     for flag in daily.intro_flags or []:
+        if flag.get("language") not in languages:
+            continue
         blockers.append(
             Blocker(
                 "intro-flag",
@@ -95,7 +99,7 @@ def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
     for entry in entries:
         name = entry.paper.short_name or entry.paper.title[:60]
         by_language = {s.language: s for s in entry.paper.summaries.all()}
-        for language in LANGUAGE_CODES:
+        for language in languages:
             summary = by_language.get(language)
             if summary is None and language not in (entry.accepted_untranslated or []):
                 blockers.append(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Max, Min, Q
 from django.utils.translation import gettext_lazy as _
@@ -89,6 +90,17 @@ class Daily(models.Model):
         editable=False,
         help_text=_("An editor changed it; re-assembly leaves it alone."),
     )
+    # An editor's explicit choice to publish the daily in English only (who and when): the
+    # publishing checklist then asks nothing of its Chinese texts.
+    english_only_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="+",
+    )
+    english_only_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -434,6 +434,29 @@ def daily_accept_untranslated(*, daily: Daily, user) -> Daily:
 
 
 @transaction.atomic
+def daily_english_only_set(
+    *, daily: Daily, user, english_only: bool = True, now: dt.datetime | None = None
+) -> Daily:
+    """An editor chooses (or withdraws the choice) to publish ``daily`` in English only; who
+    and when are recorded, and the publishing checklist then skips its Chinese texts."""
+    _check_can_publish(user)  # a publishing decision: an editor's, never a contributor's
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    _check_may_change(stored, user)
+    before = stored.english_only_at
+    stored.english_only_by = user if english_only else None
+    stored.english_only_at = (now or timezone.now()) if english_only else None
+    stored.save(update_fields=["english_only_by", "english_only_at", "updated_at"])
+    if daily_is_public(stored):
+        audit_record(
+            user=user,
+            action=Action.EDIT,
+            obj=stored,
+            changes={"english_only_at": [str(before), str(stored.english_only_at)]},
+        )
+    return stored
+
+
+@transaction.atomic
 def daily_delete(*, daily: Daily, user) -> None:
     """Delete a daily and its entries; a published or scheduled one only by an editor, with
     an audit record of what it held."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
 from dailies import services
@@ -112,3 +112,67 @@ def test_the_checklist_runs_a_fixed_number_of_queries(django_assert_num_queries)
     daily = _draft(papers=[make_paper() for _ in range(8)])
     with django_assert_num_queries(3):
         daily_publishing_blockers(daily=daily)
+
+
+def test_an_unreviewed_machine_draft_blocks_publishing_when_the_track_requires_review(editor):
+    daily = _draft()
+    summary = Summary.objects.filter(paper__daily_entries__daily=daily, language="zh").first()
+    Summary.objects.filter(pk=summary.pk).update(provenance=Summary.Provenance.MACHINE)
+    assert daily.track.require_review  # on by default
+    blockers = daily_publishing_blockers(daily=daily)
+    assert [(b.code, b.language) for b in blockers] == [("unreviewed", "zh")]
+    with pytest.raises(ValidationError):
+        services.daily_publish(daily=daily)
+    summary.refresh_from_db()
+    summary_confirm(summary=summary, user=editor)
+    assert daily_publishing_blockers(daily=daily) == []
+
+
+def test_a_track_may_publish_machine_drafts_without_review():
+    daily = _draft()
+    Summary.objects.filter(paper__daily_entries__daily=daily).update(
+        provenance=Summary.Provenance.MACHINE
+    )
+    assert {b.code for b in daily_publishing_blockers(daily=daily)} == {"unreviewed"}
+    daily.track.require_review = False
+    daily.track.save()
+    assert daily_publishing_blockers(daily=daily) == []
+
+
+def test_an_editors_recorded_english_only_choice_lifts_the_chinese_requirements(editor):
+    papers = [make_paper(zh=None), make_paper()]
+    daily = _draft(papers=papers, intro_zh="")
+    _flag(Summary.objects.get(paper=papers[1], language="zh"))
+    Summary.objects.filter(paper=papers[1], language="zh").update(
+        provenance=Summary.Provenance.MACHINE
+    )
+    before = {(b.code, b.language) for b in daily_publishing_blockers(daily=daily)}
+    assert before == {
+        ("intro-missing", "zh"),
+        ("summary-missing", "zh"),
+        ("unreviewed", "zh"),
+        ("flag", "zh"),
+    }
+    at = timezone.now().replace(microsecond=0)
+    services.daily_english_only_set(daily=daily, user=editor, now=at)
+    daily.refresh_from_db()
+    assert (daily.english_only_by, daily.english_only_at) == (editor, at)  # who and when
+    assert daily_publishing_blockers(daily=daily) == []
+    services.daily_publish(daily=daily, user=editor)
+
+    # English is still checked, and withdrawing the choice brings the Chinese checks back.
+    other = _draft(date=daily.date - dt.timedelta(days=1), papers=[make_paper(en=None)])
+    services.daily_english_only_set(daily=other, user=editor)
+    other.refresh_from_db()
+    assert [b.code for b in daily_publishing_blockers(daily=other)] == ["summary-missing"]
+    services.daily_english_only_set(daily=other, user=editor, english_only=False)
+    other.refresh_from_db()
+    assert other.english_only_by is None and other.english_only_at is None
+
+
+def test_only_an_editor_may_choose_english_only(contributor):
+    daily = _draft()
+    with pytest.raises(PermissionDenied):
+        services.daily_english_only_set(daily=daily, user=contributor)
+    daily.refresh_from_db()
+    assert daily.english_only_at is None
