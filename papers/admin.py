@@ -167,8 +167,31 @@ class TrackAdmin(PublicContentAdmin, admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["slug", ("name_en", "name_zh"), "is_active", "position"]}),
         (_("Profile"), {"fields": [("description_en", "description_zh"), "keywords"]}),
-        (_("Daily"), {"fields": [("daily_size", "min_score"), "require_review"]}),
+        (
+            _("Daily"),
+            {"fields": [("daily_size", "min_score"), "suggested_minimum", "require_review"]},
+        ),
     ]
+    readonly_fields = ["suggested_minimum"]
+
+    @admin.display(description=_("suggested minimum"))
+    def suggested_minimum(self, obj: Track) -> str:
+        """From editors' past decisions; a suggestion only: the minimum is the editor's."""
+        from papers.scoring.service import SUGGESTION_MIN_DECISIONS, track_minimum_suggestion
+
+        if obj.pk is None:
+            return "—"
+        s = track_minimum_suggestion(obj)
+        counts = {"selected": s.selected, "turned_down": s.turned_down}
+        if s.value is None:
+            return _(
+                "Not enough decisions yet (%(selected)d selected, %(turned_down)d turned down; "
+                "%(needed)d of each needed)."
+            ) % {**counts, "needed": SUGGESTION_MIN_DECISIONS}
+        return _(
+            "%(value)s, from editors' decisions on %(selected)d selected and %(turned_down)d "
+            "turned-down papers (at it: precision %(precision).2f, recall %(recall).2f)."
+        ) % {**counts, "value": s.value, "precision": s.precision, "recall": s.recall}
 
     def get_changeform_initial_data(self, request) -> dict:
         initial = super().get_changeform_initial_data(request)

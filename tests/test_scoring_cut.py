@@ -12,7 +12,7 @@ from papers.models import Paper, Track
 from papers.scoring.base import WEAK_RELEVANCE, total_at_the_cut
 from papers.scoring.rubric import RubricScorer
 from papers.scoring.service import papers_score
-from tests.factories import make_track
+from tests.factories import make_paper, make_track
 
 LABELLED = Path(__file__).resolve().parent / "data" / "infra_cut_labelled.toml"
 
@@ -84,3 +84,46 @@ def test_a_stored_score_keeps_a_weakly_relevant_paper_under_the_cut_and_says_why
     (score,) = papers_score(track=track, papers=[paper], scorer=_Judge())
     assert score.total == Decimal("2.95") < track.min_score
     assert "kept below the track minimum (was 3.80)" in score.notes
+
+
+def _decided(track, total: str, weight: float) -> None:
+    from papers.models import Score, TrackProfileItem
+
+    paper = make_paper()
+    Score.objects.create(
+        paper=paper, track=track, total=Decimal(total), criteria={}, scorer="s", scorer_version="1"
+    )
+    TrackProfileItem.objects.create(track=track, paper=paper, weight=weight, reason="x")
+
+
+def _decisions(track, selected: int, turned_down: int) -> None:
+    """Selected papers at 3.30-3.75; turned-down ones at 2.60-3.05, the last one at 3.15."""
+    for i in range(selected):
+        _decided(track, f"{3.30 + 0.05 * (i % 10):.2f}", 1.0)
+    for i in range(turned_down - 1):
+        _decided(track, f"{2.60 + 0.05 * (i % 10):.2f}", -1.0)
+    _decided(track, "3.15", -1.0)
+
+
+def test_it_suggests_the_minimum_that_best_separates_editors_decisions(db):
+    from papers.scoring.service import SUGGESTION_MIN_DECISIONS, track_minimum_suggestion
+
+    track = make_track(min_score=Decimal("3.00"))
+    _decisions(track, SUGGESTION_MIN_DECISIONS, SUGGESTION_MIN_DECISIONS - 1)
+    suggestion = track_minimum_suggestion(track)
+    assert suggestion.value is None  # one turned-down paper short
+    assert (suggestion.selected, suggestion.turned_down) == (10, 9)
+    _decided(track, "2.50", -1.0)
+    suggestion = track_minimum_suggestion(track)
+    assert suggestion.value == Decimal("3.20")  # just above the highest turned-down paper
+    assert (suggestion.precision, suggestion.recall) == (1.0, 1.0)
+
+
+def test_the_track_admin_shows_the_suggestion_read_only(db, admin_client):
+    track = make_track(min_score=Decimal("3.00"))
+    html = admin_client.get(f"/admin/papers/track/{track.pk}/change/").content.decode()
+    assert "suggested minimum" in html.lower() and "Not enough decisions yet" in html
+    _decisions(track, 10, 10)
+    html = admin_client.get(f"/admin/papers/track/{track.pk}/change/").content.decode()
+    assert "3.20, from editors&#x27; decisions on 10 selected and 10 turned-down" in html
+    assert 'name="suggested_minimum"' not in html  # read-only: the minimum stays the editor's

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from papers.models import Paper, Score, Track
+from papers.models import SCORE_MAX, SCORE_MIN, Paper, Score, Track, TrackProfileItem
 from papers.scoring.base import WEAK_RELEVANCE, Scorer, total_at_the_cut
 from papers.scoring.llm import LLMJudge
 from papers.scoring.rubric import RubricScorer
@@ -100,3 +103,50 @@ def latest_scores(track: Track, paper_ids: list[int]) -> dict[int, Score]:
     ):
         latest[score.paper_id] = score
     return latest
+
+
+# Editors' decisions needed on each side (selected, turned down) before a minimum is suggested.
+SUGGESTION_MIN_DECISIONS = 10
+_STEP = Decimal("0.05")
+
+
+@dataclass(frozen=True)
+class MinimumSuggestion:
+    """A track minimum suggested from editors' past decisions (read-only: an editor sets it)."""
+
+    value: Decimal | None  # None: not enough decisions yet
+    selected: int
+    turned_down: int
+    precision: float = 0.0
+    recall: float = 0.0
+
+
+def track_minimum_suggestion(track: Track) -> MinimumSuggestion:
+    """The minimum on the score grid that best separates the papers editors selected for
+    the track from those they turned down (each by its newest score for the track): the
+    highest F1 of "at or above it" against "selected", ties to the lower minimum (the cut
+    just above the papers turned down: nothing editors chose is lost). Two queries."""
+    decisions = dict(
+        TrackProfileItem.objects.filter(track=track)
+        .exclude(weight=0)
+        .values_list("paper_id", "weight")
+    )
+    scores = latest_scores(track, list(decisions))
+    pairs = [(scores[p].total, decisions[p] > 0) for p in decisions if p in scores]
+    selected = sum(1 for _, chosen in pairs if chosen)
+    turned_down = len(pairs) - selected
+    if min(selected, turned_down) < SUGGESTION_MIN_DECISIONS:
+        return MinimumSuggestion(None, selected, turned_down)
+    best = (-1.0, SCORE_MIN, 0.0, 0.0)
+    value = SCORE_MIN
+    while value <= SCORE_MAX:
+        kept = [chosen for total, chosen in pairs if total >= value]
+        hits = sum(kept)
+        precision = hits / len(kept) if kept else 0.0
+        recall = hits / selected
+        f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+        if f1 > best[0]:
+            best = (f1, value, precision, recall)
+        value += _STEP
+    _, value, precision, recall = best
+    return MinimumSuggestion(value, selected, turned_down, round(precision, 2), round(recall, 2))
