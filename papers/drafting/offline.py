@@ -204,7 +204,7 @@ _COMMON_TOKENS = frozenset(
 @dataclass(frozen=True)
 class _Sentence:
     index: int
-    text: str  # as the card prints it: third person, without an opening connective
+    text: str  # without an opening connective (the card prints it in the third person)
     source: str  # as the abstract has it
     standalone: bool  # it reads without the sentence before it
     words: int
@@ -280,7 +280,7 @@ def numbers_in(text: str) -> list[str]:
 
 
 def _classify(index: int, source: str) -> _Sentence:
-    text = _third_person(_CONNECTIVE.sub("", source))
+    text = _CONNECTIVE.sub("", source)
     text = text[:1].upper() + text[1:]
     return _Sentence(
         index=index,
@@ -329,8 +329,13 @@ _FIRST_PERSON = (
 )
 
 
+_FIRST_PERSON_HINT = re.compile(r"\b(?:we|our|ours|us|this|the present)\b", re.I)
+
+
 def _third_person(text: str) -> str:
     """The authors' "we" and "our" as a reader's card says them ("the authors", "the")."""
+    if not _FIRST_PERSON_HINT.search(text):
+        return text
     for pattern, replacement in _FIRST_PERSON:
         text = pattern.sub(replacement, text)
     return text
@@ -399,7 +404,7 @@ class OfflineDrafter:
         if not chosen:
             draft.missing["en"] = "no sentence of the abstract reads on its own"
             return draft
-        body = " ".join(s.text for s in chosen)
+        body = " ".join(_third_person(s.text) for s in chosen)
         words = _words(body)
         if words < SUMMARY_MIN_WORDS:
             draft.notes.append(
@@ -575,7 +580,7 @@ def _numbers(sentences: list[_Sentence]) -> list[str]:
     for sentence in sentences:
         if not sentence.has_number:
             continue
-        for position, text in enumerate(_number_clauses(sentence.text)):
+        for position, text in enumerate(_number_clauses(_third_person(sentence.text))):
             if _POINTS_BACK.search(text):
                 continue  # "It cuts latency by 30%": whose latency, the card cannot say
             rank = 0 if _MAGNITUDE.search(text) else 1
