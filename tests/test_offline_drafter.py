@@ -380,3 +380,27 @@ def test_it_leaves_the_intro_missing_for_a_daily_without_entries():
     draft = OfflineDrafter().draft_intro(_intro(n=0))
     assert draft.texts == {} and draft.missing["en"] == "the daily has no entries to introduce"
     assert draft.missing["zh"] == draft.missing["en"]
+
+
+def test_a_limitation_after_the_approach_is_not_put_first_as_the_problem():
+    abstract = (
+        "We present TideServe, a serving engine that batches requests per iteration. "
+        "TideServe reserves memory for long requests and packs short ones around them. "
+        "On 1,200 GPUs it raised throughput by 1.8x. "
+        "We describe the failure modes we encountered during rollout."
+    )
+    paper = PaperInput(canonical_id="x", title="TideServe: Scheduling", abstract=abstract)
+    summary = OfflineDrafter().draft_paper(paper).languages["en"].summary
+    assert summary.startswith("The authors present TideServe")
+
+
+def test_an_intro_naming_a_trimmed_title_ends_each_sentence_once():
+    long_title = "Prefetching Experts Across the PCIe Boundary for Memory-Constrained Inference"
+    intro = IntroInput(
+        track_name_en="Infra",
+        track_name_zh="基础设施",
+        date="2026-12-04",
+        entries=(IntroEntry(title=long_title, takeaway="", is_lead=True),),
+    )
+    text = OfflineDrafter().draft_intro(intro).texts["en"]
+    assert "…." not in text and text.count("Prefetching Experts") == 2

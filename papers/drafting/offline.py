@@ -456,9 +456,10 @@ def _choose(sentences: list[_Sentence], idea: _Sentence) -> list[_Sentence]:
             chosen.append(candidate)
             budget -= candidate.words
 
-    pains = [s for s in usable if s.is_pain and not s.has_number and s is not idea]
-    before = [s for s in pains if s.index < idea.index]
-    for sentence in (before or pains)[:1]:
+    # The problem is stated before the approach; a "limitation" sentence after it (what
+    # the authors leave out, their lessons) is no problem statement.
+    before = [s for s in usable if s.is_pain and not s.has_number and s.index < idea.index]
+    for sentence in before[:1]:
         take(sentence)
     if idea.standalone:
         take(idea)
@@ -645,7 +646,7 @@ def _intro_en(intro: IntroInput) -> str:
     opening = f"Today's {intro.track_name_en} daily has {papers}"
     opening += f" and {dives} deep dive{'s' if dives != 1 else ''}." if dives else "."
     lead, standouts, more = _intro_parts(entries)
-    sentences = [opening, f"The lead story is {_named(lead, ' from ', '')}."]
+    sentences = [opening, _stop(f"The lead story is {_named(lead, ' from ', '')}")]
     if standouts:
         names = [_named(e, " (", ")") for e in standouts]
         if more:
@@ -654,15 +655,20 @@ def _intro_en(intro: IntroInput) -> str:
             also = ", ".join(names[:-1]) + f" and {names[-1]}"
         else:
             also = names[0]
-        sentences.append(f"Also in it: {also}.")
+        sentences.append(_stop(f"Also in it: {also}"))
     start = f"Start with {_entry_name(lead)}"
     dived = next((e for e in standouts if e.has_deep_dive), None)
     if lead.has_deep_dive:
         start += " and its deep dive"
     elif dived is not None:
         start += f", then the deep dive on {_entry_name(dived)}"
-    sentences.append(start + ".")
+    sentences.append(_stop(start))
     return " ".join(sentences)
+
+
+def _stop(sentence: str) -> str:
+    """A full stop, unless the sentence ends with a trimmed name's ellipsis already."""
+    return sentence if sentence.endswith("…") else sentence + "."
 
 
 def _intro_zh(intro: IntroInput) -> str:
