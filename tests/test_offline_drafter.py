@@ -404,3 +404,15 @@ def test_an_intro_naming_a_trimmed_title_ends_each_sentence_once():
     )
     text = OfflineDrafter().draft_intro(intro).texts["en"]
     assert "…." not in text and text.count("Prefetching Experts") == 2
+
+
+def test_context_from_before_the_approach_stays_before_it():
+    abstract = (
+        "Reinforcement learning for reasoning models alternates between long rollouts and "
+        "updates on the same accelerators. "
+        "We present RolloutPool, a system that runs rollout workers on a separate pool. "
+        "A length-aware scheduler overlaps stragglers with the next batch."
+    )
+    paper = PaperInput(canonical_id="x", title="RolloutPool: Disaggregated RL", abstract=abstract)
+    summary = OfflineDrafter().draft_paper(paper).languages["en"].summary
+    assert summary.startswith("Reinforcement learning for reasoning models alternates")

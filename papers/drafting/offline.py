@@ -476,8 +476,13 @@ def _choose(sentences: list[_Sentence], idea: _Sentence) -> list[_Sentence]:
             if SUMMARY_MAX_WORDS - budget >= SUMMARY_MIN_WORDS:
                 break
             take(sentence)
-    # By role, then the abstract's order within one.
-    return sorted(chosen, key=lambda s: (roles.get(s.index, 1.5), s.index))
+
+    # By role, then the abstract's order within one; a filler from before the approach is
+    # context and goes with the problem, one from after it with the approach.
+    def role(s: _Sentence) -> float:
+        return roles.get(s.index, -0.5 if s.index < idea.index else 1.5)
+
+    return sorted(chosen, key=lambda s: (role(s), s.index))
 
 
 def _trim(text: str, limit: int, *, ellipsis: bool = True) -> str:
