@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('papers', '0010_paper_created_index'),
+        ('papers', '0011_ingestrun_lost'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('papers', '0011_takeaway_left_for_the_editor'),
+        ('papers', '0012_takeaway_left_for_the_editor'),
     ]
 
     operations = [
