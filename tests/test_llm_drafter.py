@@ -172,7 +172,7 @@ def test_it_asks_again_when_zh_is_english_then_falls_back_to_the_offline_card(ll
         "content": json.dumps(_zh_in_english("trustann"), ensure_ascii=False),
     }
     assert set(texts(paper)) == {"en", "zh"}
-    assert texts(paper)["zh"].drafter == "offline-extractive"  # llm.py records the fallback
+    assert texts(paper)["zh"].drafter == "offline-card"  # recorded as the card it is
     run = DraftRun.objects.get(paper=paper)
     assert any(note.startswith("asked again: zh: ") for note in run.notes)
 

@@ -542,16 +542,18 @@ class LLMDrafter:
         for language, reason in reasons.items():
             if offered.get(language):
                 into[language] = offered[language]
-                if hasattr(draft, "written_by"):  # paper drafts record it per language
-                    draft.written_by[language] = (
-                        offline.drafter,
-                        offline.drafter_version,
-                        offline.model,
-                        offline.prompt_version,
-                    )
+                # Paper drafts record their writer per language (the offline Chinese is a
+                # card, recorded as such by the offline drafter).
+                written_by = getattr(offline, "written_by", {}).get(language) or (
+                    offline.drafter,
+                    offline.drafter_version,
+                    offline.model,
+                    offline.prompt_version,
+                )
+                if hasattr(draft, "written_by"):
+                    draft.written_by[language] = written_by
                 draft.notes.append(
-                    f"{language}: {reason}; drafted by {offline.drafter} "
-                    f"{offline.drafter_version} instead"
+                    f"{language}: {reason}; drafted by {written_by[0]} {written_by[1]} instead"
                 )
             else:
                 draft.missing[language] = reason
