@@ -25,6 +25,10 @@ def _add(data: dict, form) -> None:
         if isinstance(widget, CheckboxInput):
             if value:
                 data[bound.html_name] = "on"
+        elif getattr(widget, "allow_multiple_selected", False):
+            # A browser sends one value per ticked box or selected option, none for none.
+            if value:
+                data[bound.html_name] = [str(v) for v in value]
         elif isinstance(widget, MultiWidget):
             for i, part in enumerate(widget.decompress(value)):
                 data[f"{bound.html_name}_{i}"] = "" if part is None else str(part)
