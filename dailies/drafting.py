@@ -160,8 +160,9 @@ def _intro_input(daily: Daily, entries: list[DailyEntry]) -> IntroInput:
 
 def _intro_source(intro: IntroInput, entries: list[DailyEntry]) -> str:
     """What an intro's numbers may come from: the entries' sources and texts, and the counts
-    of the day."""
-    parts = [f"{len(intro.entries)} {intro.deep_dives}", intro.date]
+    of the day (any number of its entries: "and 7 more" counts the ones not named)."""
+    counts = " ".join(str(n) for n in range(len(intro.entries) + 1))
+    parts = [f"{counts} {intro.deep_dives}", intro.date]
     for entry in entries:
         paper = entry.paper
         parts += [paper.title, paper.abstract, paper.comment]

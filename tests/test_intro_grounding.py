@@ -60,3 +60,28 @@ def test_an_intro_crediting_the_entrys_own_organisation_is_not_flagged(db):
     daily_intro_draft(daily=daily, drafter=writer)
 
     assert _organization_flags(daily, "en") == [] and _organization_flags(daily, "zh") == []
+
+
+def test_the_counts_of_the_day_an_offline_intro_gives_are_not_flagged(db):
+    """'… and 7 more' counts the entries the intro does not name: a count of the day."""
+    from papers.drafting.offline import OfflineDrafter
+
+    papers = [
+        make_paper(
+            f"system-{name.lower()}",
+            title=f"The {name} system",  # no figure in any source: the counts are the day's
+            short_name=name,
+            abstract=f"{name} schedules requests.",
+            en=None,
+            zh=None,
+        )
+        for name in ("Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel")
+        + ("India", "Juliet")
+    ]
+    daily = make_daily(papers=papers, status=Daily.Status.DRAFT, intro_en="", intro_zh="")
+
+    drafted, _missing = daily_intro_draft(daily=daily, drafter=OfflineDrafter())
+
+    daily.refresh_from_db()
+    assert sorted(drafted) == ["en", "zh"] and "7 more" in daily.intro_en
+    assert [f for f in daily.intro_flags if f["kind"] == "number"] == []
