@@ -17,6 +17,7 @@ from django.utils import timezone
 from dailies.models import Daily
 from dailies.services import daily_accept_untranslated, daily_schedule
 from dailies.tasks import assemble_daily, publish_due_dailies
+from papers.drafting.service import summary_confirm
 from papers.models import IngestRun, Paper, Source, Track
 from papers.tasks import ingest_source_task, score_pending_papers
 from tests.arxiv_docs import Entry, api_page
@@ -50,7 +51,7 @@ def _feed() -> bytes:
     return api_page(entries)
 
 
-def test_a_feed_becomes_a_published_daily_through_the_worker(worker, recorded_server):
+def test_a_feed_becomes_a_published_daily_through_the_worker(worker, recorded_server, editor):
     from dailies.demo import demo_load
 
     demo_load()
@@ -79,7 +80,7 @@ def test_a_feed_becomes_a_published_daily_through_the_worker(worker, recorded_se
     assert assembled["candidates"] == 12 and assembled["selected"]
 
     daily = Daily.objects.get(track=track, date=tomorrow)
-    # Assembly queued the drafting (offline: English only); let it finish first.
+    # Assembly queued the drafting (offline); let it finish first.
     for _ in range(300):
         if Daily.objects.filter(pk=daily.pk).exclude(intro_en="").exists():
             break
@@ -90,6 +91,9 @@ def test_a_feed_becomes_a_published_daily_through_the_worker(worker, recorded_se
     daily.intro_zh = "由流水线组稿。"
     daily.save()
     daily_accept_untranslated(daily=daily, user=None)  # an editor accepts the English
+    for entry in daily.entries.all():  # and reviews the machine drafts, as the track requires
+        for summary in entry.paper.summaries.all():
+            summary_confirm(summary=summary, user=editor)
     daily_schedule(daily=daily, publish_at=timezone.now() - dt.timedelta(minutes=1))
     assert publish_due_dailies.delay().get(timeout=60) == [daily.pk]
     for _ in range(100):
