@@ -186,7 +186,7 @@ def daily_intro_draft(
     drafted and, for the others, why not. A published daily's intro is never replaced."""
     drafter = drafter or get_drafter()
     entries = list(
-        daily.entries.select_related("paper")
+        daily.entries.select_related("paper__venue")
         .prefetch_related("paper__summaries", "paper__organizations")
         .order_by("position")
     )
@@ -210,7 +210,10 @@ def daily_intro_draft(
     draft: IntroDraft = drafter.draft_intro(intro)
     source = _intro_source(intro, entries)
     # An intro names the day's systems and their organisations: each must be its entry's.
-    entry_inputs = [paper_input(paper=e.paper, track=daily.track) for e in entries]
+    glossary = track_glossary(daily.track)
+    entry_inputs = [
+        paper_input(paper=e.paper, track=daily.track, glossary=glossary) for e in entries
+    ]
     organizations = known_names().organizations
     drafted = []
     with transaction.atomic():
