@@ -65,8 +65,8 @@ class AuditRecord(models.Model):
 
 class PendingBump(models.Model):
     """A change readers see whose retirement of the cached pages failed: the cache was
-    unreachable when it was made (``digest_site.content``). Kept in the database, beside the
-    change itself, so that the bump is made once the cache answers again even when the
+    unreachable when it was made (``digest_site.cache_tags``). Kept in the database, beside the
+    change itself, so that everything is retired once the cache answers again even when the
     process that failed to make it is gone; the periodic publisher makes it and deletes
     the rows."""
 

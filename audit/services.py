@@ -11,7 +11,6 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models
 
 from audit.models import SYSTEM, AuditRecord
-from digest_site.content import content_version_bump
 
 # Characters of each before/after text value kept: enough to read an intro edit, without
 # copying whole Markdown bodies into every record.
@@ -66,9 +65,7 @@ def audit_record(
     """Record that ``user`` (None: the system) did ``action`` to ``obj``.
 
     Call it before deleting ``obj`` (it needs the primary key), inside the same transaction
-    as the change, so a change that rolls back leaves no record. Every change readers can
-    see is audited, so this is also where cached public pages are retired."""
-    content_version_bump()
+    as the change, so a change that rolls back leaves no record."""
     return AuditRecord.objects.create(
         user=user,
         actor=user.get_username() if user is not None else SYSTEM,

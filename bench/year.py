@@ -70,7 +70,7 @@ from django.utils import timezone  # noqa: E402
 from dailies.models import Daily, DailyEntry  # noqa: E402
 from dailies.paging import Key  # noqa: E402
 from dailies.selectors import index_papers, topics_with_papers  # noqa: E402
-from digest_site.content import content_version_bump  # noqa: E402
+from digest_site.cache_tags import retire_everything  # noqa: E402
 from papers.models import Organization, Paper, Score, Summary, Topic, Track  # noqa: E402
 from search.index import search_index_rebuild  # noqa: E402
 
@@ -388,14 +388,14 @@ def use_database(name: str) -> None:
     """Point the default connection at database ``name``: a connection of its own, kept
     open (a new server process per switch would start with cold catalog and plan caches,
     and the statements unprepared). Both databases share the cache: what the other one's
-    content version kept (the topics' and the index's counts) is dropped, as after any
+    tag versions kept (the topics' and the index's counts) is dropped, as after any
     write made outside the services."""
     if name not in _connections:
         current = connections[DEFAULT_DB_ALIAS]
         settings_dict = {**current.settings_dict, "NAME": name}
         _connections[name] = type(current)(settings_dict, DEFAULT_DB_ALIAS)
     connections[DEFAULT_DB_ALIAS] = _connections[name]
-    content_version_bump()
+    retire_everything()
 
 
 def measure_both(demo_db: str, year_db: str) -> tuple[dict[str, dict], dict[str, dict]]:
@@ -519,7 +519,7 @@ def generate_into(name: str) -> None:
     started = time.perf_counter()
     with transaction.atomic():
         counts = generate_year(random.Random(SEED))
-    content_version_bump()  # written by COPY, not through the services
+    retire_everything()  # written by COPY, not through the services
     print(
         f"generated a year in {time.perf_counter() - started:.0f} s: "
         f"{counts['dailies']:,} published dailies, {counts['entries']:,} entries, "

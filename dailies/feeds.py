@@ -34,6 +34,7 @@ from django.views.decorators.http import condition
 from dailies.models import Daily, DailyEntry
 from dailies.selectors import index_papers
 from dailies.templatetags.digest import entry_heading
+from digest_site import page_cache
 from digest_site.visibility import PUBLIC
 from papers.languages import Language, localized
 from papers.models import Summary, Track
@@ -156,8 +157,12 @@ class ContentFeed(Feed):
     def absolute(self, path: str) -> str:
         return self.request.build_absolute_uri(path)
 
+    # What the feed prints, for the page cache (``page_cache.tag``): any paper or daily.
+    cache_tags = ("index", "dailies")
+
     def get_object(self, request: HttpRequest, *args, **kwargs):
         if not hasattr(self, "_object"):
+            page_cache.tag(request, *self.cache_tags)
             self._object = self.target(**kwargs)
         return self._object
 

@@ -21,7 +21,7 @@ from django.db.models import (
 
 from dailies.extensions import paper_prefetches, read_paper_prefetches
 from dailies.models import Daily, DailyEntry, DailyStatus, published_q
-from digest_site.content import kept_per_version
+from digest_site.cache_tags import kept_under
 from digest_site.rows import Columns, Read, convert, fetch, one_of, quote, run, table
 from digest_site.visibility import PUBLIC, Reader, may_preview
 from papers.models import Organization, Paper, Score, Summary, Topic, Track, Venue
@@ -816,12 +816,13 @@ def index_papers() -> QuerySet[Paper]:
 
 def index_paper_count(*, topic: Topic | None = None) -> int:
     """How many papers ``index_papers()`` lists (of ``topic``): the distinct papers of the
-    published entries. Worked out once per content version, as the topics' counts are
+    published entries. Worked out once per version of the ``topics`` tag, as the topics' counts are
     (``published_topics``), since every page of the index shows it; a topic's is its count
     among those."""
     if topic is not None:
         return dict(_kept_topic_counts()).get(topic.pk, 0)
-    return kept_per_version(
+    return kept_under(
+        "topics",
         "index-count",
         lambda: DailyEntry.objects.visible_to(PUBLIC).values("paper_id").distinct().count(),
     )
@@ -844,8 +845,8 @@ def topics_with_papers() -> QuerySet[Topic]:
 
 
 def _kept_topic_counts(counted: list[Topic] | None = None) -> list[tuple[int, int]]:
-    """(topic id, papers) of ``topics_with_papers()``, kept per content version; when they
-    are counted here, the topics counted are added to ``counted``."""
+    """(topic id, papers) of ``topics_with_papers()``, kept per version of the ``topics``
+    tag; when they are counted here, the topics counted are added to ``counted``."""
 
     def count() -> list[tuple[int, int]]:
         topics = list(topics_with_papers())
@@ -853,16 +854,16 @@ def _kept_topic_counts(counted: list[Topic] | None = None) -> list[tuple[int, in
             counted.extend(topics)
         return [(topic.pk, topic.n) for topic in topics]
 
-    return kept_per_version("topic-counts", count)
+    return kept_under("topics", "topic-counts", count)
 
 
 def published_topics() -> list[Topic]:
-    """``topics_with_papers()`` as a list, its counts worked out once per content version
-    (``digest_site.content.kept_per_version``): the home page, the index's chips and the
-    topic index show them on every render, and counting them reads the topic links of every
-    published paper (tens of milliseconds at a year's scale). One query either way: the
-    count when the version's counts are not kept yet, else the topics they name (by
-    hand-written SQL: their names as they are now, a rename being no bump)."""
+    """``topics_with_papers()`` as a list, its counts worked out once per version of
+    the ``topics`` tag (``digest_site.cache_tags.kept_under``): the home page, the index's
+    chips and the topic index show them on every render, and counting them reads the topic
+    links of every published paper (tens of milliseconds at a year's scale). One query
+    either way: the count when the version's counts are not kept yet, else the topics they
+    name (by hand-written SQL: their names as they are now, a rename not retiring them)."""
     counted: list[Topic] = []
     counts = _kept_topic_counts(counted)
     if counted:

@@ -25,6 +25,7 @@ from dailies.assembly import (
 from dailies.checklist import daily_publishing_blockers
 from dailies.extensions import papers_changed
 from dailies.models import Daily, DailyEntry, DailyStatus
+from digest_site import invalidation
 from digest_site.visibility import EDITOR_PERMISSION, may_change_public
 from papers.drafting.service import summary_confirm, summary_write
 from papers.languages import LANGUAGE_CODES
@@ -90,6 +91,7 @@ def daily_publish(*, daily: Daily, user=None, now: dt.datetime | None = None) ->
     daily.full_clean()
     daily.save(update_fields=["status", "published_at", "updated_at"])
     _audit_status(daily, before, user, Action.PUBLISH)
+    invalidation.daily_listing_changed(daily)
     _after_publish(daily)
     papers_changed(daily_paper_ids(daily.pk))
     return daily
@@ -131,6 +133,8 @@ def daily_unpublish(*, daily: Daily, user=None) -> Daily:
     daily.publish_at = None
     daily.save(update_fields=["status", "published_at", "publish_at", "updated_at"])
     _audit_status(daily, before, user, Action.UNPUBLISH)
+    if before.status == DailyStatus.PUBLISHED:
+        invalidation.daily_listing_changed(daily)
     papers_changed(daily_paper_ids(daily.pk))
     return daily
 
@@ -382,6 +386,8 @@ def daily_update(
             changes={**field_changes, **({"entries": entry_changes} if entry_changes else {})},
         )
     if edited.status == DailyStatus.PUBLISHED:
+        invalidation.changed(edited)
+        invalidation.papers_changed(entries_before)  # those it no longer lists
         papers_changed({*entries_before, *daily_paper_ids(edited.pk)})
     return edited
 
@@ -409,6 +415,7 @@ def daily_intro_confirm(*, daily: Daily, user) -> Daily:
         audit_record(
             user=user, action=Action.EDIT, obj=stored, changes={"intro_flags": [flags, []]}
         )
+        invalidation.changed(stored)
     return stored
 
 
@@ -430,6 +437,7 @@ def daily_accept_untranslated(*, daily: Daily, user) -> Daily:
         audit_record(
             user=user, action=Action.EDIT, obj=stored, changes={"accepted_untranslated": accepted}
         )
+        invalidation.changed(stored)
     return stored
 
 
@@ -453,6 +461,7 @@ def daily_english_only_set(
             obj=stored,
             changes={"english_only_at": [str(before), str(stored.english_only_at)]},
         )
+        invalidation.changed(stored)
     return stored
 
 
@@ -474,6 +483,8 @@ def daily_delete(*, daily: Daily, user) -> None:
             },
         )
     paper_ids = daily_paper_ids(stored.pk) if stored.status == DailyStatus.PUBLISHED else []
+    if paper_ids:
+        invalidation.daily_listing_changed(stored)
     stored.delete()
     papers_changed(paper_ids)
 

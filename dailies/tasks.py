@@ -12,7 +12,7 @@ from dailies import services
 from dailies.assembly import daily_assemble, tracks_due_for_assembly
 from dailies.drafting import daily_draft, daily_paper_draft, papers_needing_redraft
 from dailies.models import Daily
-from digest_site.content import content_version_bump_pending
+from digest_site.cache_tags import retire_pending
 from papers.models import Paper, Track
 
 log = logging.getLogger(__name__)
@@ -20,9 +20,9 @@ log = logging.getLogger(__name__)
 
 @shared_task
 def publish_due_dailies() -> list[int]:
-    """Periodic entry point: fan out one task per due daily (and make a content-version
-    bump this worker could not make when it last published: the cache was down)."""
-    content_version_bump_pending()
+    """Periodic entry point: fan out one task per due daily (and make a retirement of cached
+    pages that a process could not make when it changed them: the cache was down)."""
+    retire_pending()
     due = services.dailies_due()
     for daily_id in due:
         publish_daily_if_due.delay(daily_id)

@@ -18,6 +18,7 @@ from dailies.extensions import related_papers
 from dailies.models import DailyStats
 from dailies.selection import selection_read
 from digest_site.context_processors import THEME_COOKIE, THEMES
+from digest_site.page_cache import tag
 from digest_site.visibility import may_preview
 from papers.languages import pick_language
 from papers.models import Track
@@ -35,6 +36,7 @@ def page_or_404(request: HttpRequest, items, per_page: int | None = None):
 
 def home(request: HttpRequest) -> HttpResponse:
     sections = selectors.home_tracks(language=get_language())
+    tag(request, "dailies", "tracks", "topics", "index")
     return render(
         request,
         "dailies/home.html",
@@ -57,6 +59,8 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
     )
     selection = daily.selection
     previous, following = daily_page.neighbours(daily)
+    tag(request, f"daily:{daily.pk}", f"track:{daily.track.slug}")
+    tag(request, *(f"paper:{entry.paper_id}" for entry in entries))
     return render(
         request,
         "dailies/daily.html",
@@ -93,6 +97,8 @@ def track_archive(request: HttpRequest, track: str) -> HttpResponse:
     page = page_or_404(request, selectors.track_archive(track_obj))
     dailies = list(page.object_list)
     leads, counts = selectors.daily_cards(dailies, language=get_language())
+    tag(request, f"track:{track_obj.slug}", "dailies")
+    tag(request, *(f"paper:{lead.paper_id}" for lead in leads.values()))
     return render(
         request,
         "dailies/track.html",
@@ -129,6 +135,10 @@ def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
     if paper is None:
         raise Http404("no such paper")
     language = get_language()
+    related = related_papers(paper, language=language)
+    # Which papers are related changes as papers are published (``dailies``).
+    tag(request, f"paper:{paper.pk}", "dailies", *(f"paper:{other.pk}" for other in related))
+    tag(request, *(f"daily:{entry.daily_id}" for entry in paper.published_entries))
     return render(
         request,
         "dailies/paper.html",
@@ -136,10 +146,7 @@ def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "paper": paper,
             "summary": pick_language(paper.summary_list, language),
             # Each with its summary in the page's language, else the other's.
-            "related": [
-                (other, pick_language(other.summary_list, language))
-                for other in related_papers(paper, language=language)
-            ],
+            "related": [(other, pick_language(other.summary_list, language)) for other in related],
             "entries": paper.published_entries,
             "scores": paper.score_list,
             "preview": staff and not any(e.daily.is_published for e in paper.published_entries),

@@ -34,6 +34,8 @@ def _stale_since(row: ReferenceCode) -> dt.datetime:
 
 
 class CodeFeed(ContentFeed):
+    cache_tags = ("programs",)
+
     def runs(self) -> list[ReferenceCode]:
         """The published programs' last runs, newest first (one query, once per request)."""
         if not hasattr(self, "_runs"):

@@ -26,7 +26,7 @@ from audit.services import audit_diff, audit_record
 from deepdives.charts import render_chart_svg
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS, Program, get_program
-from digest_site.content import content_version_bump
+from digest_site import invalidation
 from papers.models import Paper
 
 OUTPUT_LIMIT = 64_000  # characters of a program's output kept in the database
@@ -76,7 +76,7 @@ def reference_sync() -> list[ReferenceCode]:
                 changed = True
         rows.append(row)
     if changed:
-        content_version_bump()
+        invalidation.changed(*rows)
     return rows
 
 
@@ -196,7 +196,7 @@ def reference_verify(*, name: str, timeout_s: int | None = None) -> ReferenceCod
             "code_hash",
         ]
     )
-    content_version_bump()  # the code pages show the verified run
+    invalidation.changed(row)  # the code pages show the verified run
     return row
 
 
@@ -302,6 +302,8 @@ def deep_dive_save(*, deep_dive: DeepDive, user) -> DeepDive:
     action = _status_action(stored.status if stored else None, deep_dive.status)
     if action is not None:
         audit_record(user=user, action=action, obj=deep_dive, changes=changes)
+    if DeepDive.Status.PUBLISHED in (status_before, deep_dive.status):
+        invalidation.changed(*(d for d in (stored, deep_dive) if d is not None))
     return deep_dive
 
 
@@ -324,6 +326,7 @@ def deep_dive_delete(*, deep_dive: DeepDive, user) -> None:
         audit_record(
             user=user, action=Action.DELETE, obj=stored, changes={"status": [stored.status, None]}
         )
+        invalidation.changed(stored)
     stored.delete()
 
 
@@ -364,6 +367,7 @@ def reference_code_save(*, code: ReferenceCode, user) -> ReferenceCode:
             raise _deny_published(code)
     if public or "paper" in changes:
         audit_record(user=user, action=Action.EDIT, obj=code, changes=changes)
+        invalidation.changed(*(c for c in (stored, code) if c is not None))
     return code
 
 
@@ -377,4 +381,5 @@ def reference_code_delete(*, code: ReferenceCode, user) -> None:
         audit_record(
             user=user, action=Action.DELETE, obj=stored, changes={"paper": [stored.paper_id, None]}
         )
+        invalidation.changed(stored)
     stored.delete()

@@ -16,6 +16,7 @@ from deepdives import services
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 from deepdives.text import render_markdown_with_toc
+from digest_site.page_cache import tag
 from digest_site.visibility import PUBLIC, may_preview
 
 
@@ -29,6 +30,7 @@ def deep_dive_index(request: HttpRequest) -> HttpResponse:
         .defer("body_en", "body_zh")
         .order_by("-updated_at", "slug")
     )
+    tag(request, "deepdives")
     return render(request, "deepdives/index.html", {"deep_dives": list(deep_dives)})
 
 
@@ -55,6 +57,9 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
         DeepDive.objects.visible_to(request.user).select_related("paper", "reference_code"),
         slug=slug,
     )
+    tag(request, f"deepdive:{deep_dive.slug}", f"paper:{deep_dive.paper_id}")
+    if deep_dive.reference_code is not None:
+        tag(request, f"program:{deep_dive.reference_code.slug}")
     language = get_language()
     body = deep_dive.body(language)
     body_html, toc_tokens = render_markdown_with_toc(body)
@@ -78,6 +83,7 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def _visible_code(request: HttpRequest, name: str) -> ReferenceCode:
     if name not in PROGRAMS:
         raise Http404("no such program")
+    tag(request, f"program:{name}")
     return get_object_or_404(
         ReferenceCode.objects.visible_to(request.user).select_related("paper"), slug=name
     )
@@ -94,6 +100,7 @@ def code_index(request: HttpRequest) -> HttpResponse:
     ]
     for row in rows:
         row.state = services.verification_state(row)
+    tag(request, "programs")
     return render(request, "deepdives/code_index.html", {"rows": rows})
 
 

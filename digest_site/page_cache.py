@@ -1,13 +1,14 @@
 """Public pages served from the cache, compressed and conditional — about the cost of a
-static file.
+static file — and retired by tag.
 
 ``PageCacheMiddleware`` sits right after WhiteNoise, before sessions, CSRF and auth. For an
 anonymous reader (no session or messages cookie, no ``Authorization`` header) asking for a
 public page, it answers from the cache. On a miss it lets the page render and, if the
 response is public (200, no Set-Cookie, not private/no-store, varying on nothing personal),
 stores it in identity, gzip and brotli forms under the scheme and host, the URL, the
-language, the theme and the content version (``digest_site.content``). Bumping the version
-retires every stored page.
+language and the theme, with the version of each tag the page printed
+(``tag(request, "daily:12", …)``, ``digest_site.cache_tags``). A change retires its tags
+(``digest_site.invalidation``), and with them exactly the pages that printed them.
 
 The key holds only what the page reads, so that no request makes an entry that another
 request would not: a host outside ``ALLOWED_HOSTS`` is refused (400) before any lookup; the
@@ -16,20 +17,22 @@ with any other is rendered, never stored; the theme cookie counts only with a th
 
 Two tiers: the shared cache (Redis in production), and in each process the pages it served
 last (``PAGE_CACHE_LOCAL_BYTES`` of bodies), ready to send with their headers built. A hit
-in the local tier costs no round trip: the content version comes from the process's memory
-of it while that is younger than ``PAGE_CACHE_VERSION_RECHECK_MS``, and from the cache
-otherwise (one small GET). Staleness is bounded by that one setting: a bump in this process
-(a publish, an edit in the admin) takes effect at once, since it replaces the memory; a bump
-in another process (another worker, a Celery task) reaches this process's readers at most
-``PAGE_CACHE_VERSION_RECHECK_MS`` later — until then they get the page, ETag and
-Last-Modified of the version before. With 0 (the default outside production) every request
-reads the version.
+in the local tier costs no round trip while the process's memory of the tag versions is
+younger than ``PAGE_CACHE_VERSION_RECHECK_MS`` (≤ 1 s; one small GET after that): a
+retirement in this process takes effect at once, one in another process (another worker,
+a Celery task) at most that much later.
+
+A retired page is re-rendered by one request (single flight); the others meanwhile get the
+copy from before, for at most ``PAGE_CACHE_STALE_S`` after the change that retired it.
+Each response says which it was in ``Cache-Status`` (RFC 9211): ``hit``, or ``fwd=miss`` /
+``fwd=stale`` with ``stored``; a stored one lists its tags in ``Surrogate-Key`` for a CDN or
+Varnish in front, which a retirement purges (``CDN_PURGE_URLS``).
 
 Every public response gets ``Cache-Control: public, max-age=…, stale-while-revalidate=…``,
-a weak ETag and a Last-Modified derived from the version and the URL, and a 304 when the
-client already holds it. Requests with a session get ``private, no-store`` and are never
-served from or stored in the cache. When the cache is unreachable pages render uncached (the
-cache backend's circuit breaker, ``digest_site.cache_backend``, makes that cost nothing).
+a weak ETag of its body and a Last-Modified, and a 304 when the client already holds it.
+Requests with a session get ``private, no-store`` and are never served from or stored in the
+cache. When the cache is unreachable pages render uncached (the cache backend's circuit
+breaker, ``digest_site.cache_backend``, makes that cost nothing).
 
 A stored answer skips the view, and with it what the view would have checked of the request:
 apps register those checks for their paths (``register_hit_check``), as the API does its
@@ -65,7 +68,7 @@ from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.http import http_date, parse_etags, parse_http_date_safe
 from django.utils.translation import get_language_from_request
 
-from digest_site.content import content_version, content_version_bump, version_time_ns
+from digest_site import cache_tags
 from digest_site.context_processors import THEME_COOKIE, THEMES
 
 log = logging.getLogger(__name__)
@@ -85,6 +88,14 @@ BROTLI_QUALITY = 5
 # Django's GZipMiddleware pads personal responses (CSRF tokens) against BREACH the same way.
 GZIP_RANDOM_BYTES = 100
 ENCODINGS = ("br", "gzip", "")
+# The cache's name in Cache-Status (RFC 9211), and what a stored copy was.
+CACHE_NAME = "PaperDaily"
+HIT = f"{CACHE_NAME}; hit"
+HIT_STALE = f"{CACHE_NAME}; hit; detail=stale-while-revalidate"
+# Printed by every HTML page: the site's navigation (the tracks).
+NAV = "nav"
+# What a stored page that recorded no tags is retired by: every public change.
+UNTAGGED = "untagged"
 # Headers the middleware sets itself on every stored response.
 _OWN_HEADERS = {"content-length", "content-encoding", "etag", "last-modified", "cache-control"}
 # What a public page may vary on: the encoding, the language and — only when the session
@@ -202,75 +213,100 @@ def compressed(body: bytes, encoding: str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Ready:
-    """A stored response as this process sends it: its headers validated once, the dates of
-    its validators formatted once."""
+    """A stored response as this process sends it: its headers validated once, the date of
+    its Last-Modified formatted once, and the tag versions it was stored with."""
 
     status: int
     # Header name (lower case) → (name, value), as ``HttpResponse.headers`` keeps them.
     headers: dict[str, tuple[str, str]]
     body: bytes
     etag: str | None
-    modified_ns: int | None
+    modified_s: int | None
     last_modified: str | None
     size: int
+    # Tag → its version when the page was stored.
+    stamp: dict[str, cache_tags.Token]
 
     @classmethod
     def of(cls, entry: tuple) -> Ready:
-        status, headers, body, etag, modified_ns = entry
+        status, headers, body, etag, modified_s, stamp = entry
         response = HttpResponse(status=status)
         for name, value in headers:
             response[name] = value
         response["Content-Length"] = str(len(body))
         if etag is not None:
             response["ETag"] = etag
-        last_modified = None
-        if modified_ns is not None:
-            last_modified = http_date(modified_ns // 1_000_000_000)
         return cls(
             status=status,
             headers=dict(response.headers._store),
             body=body,
             etag=etag,
-            modified_ns=modified_ns,
-            last_modified=last_modified,
+            modified_s=modified_s,
+            last_modified=http_date(modified_s) if modified_s is not None else None,
             size=len(body),
+            stamp=dict(stamp),
         )
 
 
 class LocalPages:
-    """The pages this process served last, of one content version, at most ``max_bytes`` of
-    bodies (the least recently served go first)."""
+    """The pages this process served last, at most ``max_bytes`` of bodies (the least
+    recently served go first). Each is checked against its tags' versions when served."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self.version: str | None = None
         self.pages: OrderedDict[str, Ready] = OrderedDict()
         self.size = 0
         self.lock = threading.Lock()
 
-    def get(self, version: str, key: str) -> Ready | None:
+    def get(self, key: str) -> Ready | None:
         with self.lock:
-            if version != self.version:
-                self.version, self.size = version, 0
-                self.pages.clear()
-                return None
             ready = self.pages.get(key)
             if ready is not None:
                 self.pages.move_to_end(key)
             return ready
 
-    def put(self, version: str, key: str, ready: Ready) -> None:
+    def put(self, key: str, ready: Ready) -> None:
         if ready.size > self.max_bytes:
             return
         with self.lock:
-            if version != self.version:
-                return  # a newer version was seen meanwhile: this page is already retired
             previous = self.pages.pop(key, None)
             self.size += ready.size - (previous.size if previous else 0)
             self.pages[key] = ready
             while self.size > self.max_bytes:
                 _key, oldest = self.pages.popitem(last=False)
                 self.size -= oldest.size
+
+
+def tag(request: HttpRequest, *tags: str) -> None:
+    """Record that the response to ``request`` prints what ``tags`` name (``daily:12``,
+    ``paper:34``, ``topic:kv-cache``, ``index``…): the page cache retires it when any of
+    them is (``digest_site.invalidation``). A DRF request counts as its Django request."""
+    request = getattr(request, "_request", request)
+    recorded = getattr(request, "cache_tags", None)
+    if recorded is None:
+        recorded = request.cache_tags = set()
+    recorded.update(tags)
+
+
+def response_tags(request: HttpRequest, response: HttpResponseBase) -> tuple[str, ...]:
+    """What a stored response is retired by: the tags its view recorded (``UNTAGGED`` when
+    it recorded none: any public change retires it), the navigation for a page, and
+    ``ALL``."""
+    tags = set(getattr(request, "cache_tags", None) or (UNTAGGED,))
+    if response.get("Content-Type", "").startswith("text/html"):
+        tags.add(NAV)
+    tags.add(cache_tags.ALL)
+    return tuple(sorted(tags))
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the cache holds for a request: the copy to send (None: none), whether it is
+    current, and whether it may be sent stale while another request renders it."""
+
+    ready: Ready | None = None
+    current: bool = False
+    stale_servable: bool = False
 
 
 class PageCacheMiddleware:
@@ -333,8 +369,8 @@ class PageCacheMiddleware:
         return hashlib.blake2b(material, digest_size=16).hexdigest()
 
     @staticmethod
-    def _stored_key(version: str, key: str, encoding: str) -> str:
-        return f"page:{version}:{key}:{encoding or 'identity'}"
+    def _stored_key(key: str, encoding: str) -> str:
+        return f"page:{key}:{encoding or 'identity'}"
 
     # -- the cache, which may be down ----------------------------------------------------
 
@@ -342,35 +378,90 @@ class PageCacheMiddleware:
     def _cache_failed(what: str, error: Exception) -> None:
         log.warning("page cache: %s failed (%s); rendering uncached", what, error)
 
-    def _lookup(self, key: str, encoding: str) -> tuple[str | None, Ready | None]:
-        """The content version and the stored response for ``key`` (either may be None):
-        from this process's tier, else from the cache."""
+    @staticmethod
+    def _judge(ready: Ready) -> Found:
+        """``ready`` against its tags' current versions (from this process's memory of
+        them while it is younger than ``PAGE_CACHE_VERSION_RECHECK_MS``)."""
+        current = cache_tags.versions(ready.stamp, settings.PAGE_CACHE_VERSION_RECHECK_MS / 1000)
+        retired = [tag for tag, version in ready.stamp.items() if current[tag] != version]
+        if not retired:
+            return Found(ready, current=True)
+        times = [current[tag][1] for tag in retired if current[tag] is not None]
+        # A tag whose version is lost says nothing of when it changed: never served stale.
+        servable = len(times) == len(retired) and (
+            time.time() - min(times) <= settings.PAGE_CACHE_STALE_S
+        )
+        return Found(ready, stale_servable=servable)
+
+    def _lookup(self, key: str, encoding: str) -> Found:
+        """The stored response for ``key``: this process's copy when it is current, else
+        the shared cache's (another process may have re-rendered it)."""
+        stored_key = self._stored_key(key, encoding)
         try:
-            version = content_version(settings.PAGE_CACHE_VERSION_RECHECK_MS / 1000)
-            stored_key = self._stored_key(version, key, encoding)
-            ready = self.local.get(version, stored_key)
-            if ready is None:
-                entry = cache.get(stored_key)
-                if entry is not None:
-                    ready = Ready.of(entry)
-                    self.local.put(version, stored_key, ready)
-            return version, ready
+            local = self.local.get(stored_key)
+            if local is not None:
+                found = self._judge(local)
+                if found.current:
+                    return found
+            entry = cache.get(stored_key)
+            if entry is None:
+                return Found(local) if local is not None else Found()
+            shared = self._judge(Ready.of(entry))
+            if shared.current:
+                self.local.put(stored_key, shared.ready)
+            return shared
         except Exception as error:  # any cache error means "render uncached"
             self._cache_failed("reading", error)
-            return None, None
+            return Found()
 
-    def _store(self, version: str, key: str, entries: dict[str, tuple]) -> dict[str, Ready]:
-        """Store ``entries`` in the cache and, once it took them, in this process's tier;
-        returns them ready to send, by encoding."""
-        ready = {encoding: Ready.of(entry) for encoding, entry in entries.items()}
-        stored = {self._stored_key(version, key, enc): entry for enc, entry in entries.items()}
+    def _clock(self) -> int | None:
         try:
-            cache.set_many(stored, settings.PAGE_CACHE_TIMEOUT)
+            return cache_tags.clock()
+        except Exception as error:
+            self._cache_failed("reading the clock", error)
+            return None
+
+    @staticmethod
+    def _lock_key(key: str) -> str:
+        return f"page-lock:{key}"
+
+    def _take_render(self, key: str) -> bool:
+        """This request re-renders the retired page (single flight): the others get the
+        stale copy meanwhile, for at most ``PAGE_CACHE_STALE_S``."""
+        try:
+            return cache.add(self._lock_key(key), 1, settings.PAGE_CACHE_STALE_S or 1)
+        except Exception as error:
+            self._cache_failed("locking", error)
+            return True
+
+    def _release_render(self, key: str) -> None:
+        try:
+            cache.delete(self._lock_key(key))
+        except Exception as error:  # it expires on its own
+            self._cache_failed("unlocking", error)
+
+    def _store(
+        self, started: int, key: str, tags: tuple[str, ...], entries: dict[str, tuple]
+    ) -> dict[str, Ready] | None:
+        """Store ``entries`` with the versions of ``tags``, unless a tag was retired while
+        the page rendered (the clock moved since ``started``: a change that committed
+        mid-render may be missing from it). Returns them ready to send, by encoding, or
+        None when they were not stored."""
+        try:
+            stamp = tuple(sorted(cache_tags.stamp(tags).items()))
+            if cache_tags.clock() != started:
+                return None
+            stamped = {encoding: (*entry, stamp) for encoding, entry in entries.items()}
+            cache.set_many(
+                {self._stored_key(key, enc): entry for enc, entry in stamped.items()},
+                settings.PAGE_CACHE_TIMEOUT,
+            )
         except Exception as error:  # the cache is down: render uncached
             self._cache_failed("storing", error)
-            return ready
-        for encoding in entries:
-            self.local.put(version, self._stored_key(version, key, encoding), ready[encoding])
+            return None
+        ready = {encoding: Ready.of(entry) for encoding, entry in stamped.items()}
+        for encoding, one in ready.items():
+            self.local.put(self._stored_key(key, encoding), one)
         return ready
 
     # -- the response --------------------------------------------------------------------
@@ -388,20 +479,40 @@ class PageCacheMiddleware:
             return self._finish_uncacheable(request, self.get_response(request))
         key = self.page_key(request, query)
         encoding = accepted_encoding(request.META.get("HTTP_ACCEPT_ENCODING", ""))
-        version, ready = self._lookup(key, encoding)
-        if ready is not None:
+        found = self._lookup(key, encoding)
+        if found.current or (found.stale_servable and not self._take_render(key)):
             refusal = _refused(request)
             if refusal is not None:
                 return refusal
-            return self._respond(request, ready)
+            status = HIT if found.current else HIT_STALE
+            return self._respond(request, found.ready, status)
+        try:
+            return self._render(request, key, encoding, previous=found.ready)
+        finally:
+            if found.stale_servable:
+                self._release_render(key)
+
+    def _render(
+        self, request: HttpRequest, key: str, encoding: str, *, previous: Ready | None
+    ) -> HttpResponseBase:
+        forwarded = "fwd=miss" if previous is None else "fwd=stale"
+        started = self._clock()
         response = self.get_response(request)
         if not self._is_public(request, response):
             return self._finish_uncacheable(request, response)
-        entries = self._entries(response, version or "", key)
-        if version is not None and request.method == "GET":
-            ready = self._store(version, key, entries)
-            return self._respond(request, ready.get(encoding) or ready[""])
-        return self._respond(request, Ready.of(entries.get(encoding) or entries[""]))
+        tags = response_tags(request, response)
+        entries = self._entries(response, tags, previous)
+        ready = None
+        if started is not None and request.method == "GET":
+            ready = self._store(started, key, tags, entries)
+        if ready is not None:
+            return self._respond(
+                request, ready.get(encoding) or ready[""], f"{CACHE_NAME}; {forwarded}; stored"
+            )
+        unstored = {encoding: (*entry, ()) for encoding, entry in entries.items()}
+        return self._respond(
+            request, Ready.of(unstored.get(encoding) or unstored[""]), f"{CACHE_NAME}; {forwarded}"
+        )
 
     def _is_page(self, path: str) -> bool:
         """A public page (the API answers its own OPTIONS)."""
@@ -439,14 +550,17 @@ class PageCacheMiddleware:
             vary.discard("cookie")
         return vary <= _PUBLIC_VARY
 
-    def _entries(self, response: HttpResponseBase, version: str, key: str) -> dict[str, tuple]:
-        """The response as stored: (status, headers, body, etag, version time) per encoding."""
+    def _entries(
+        self, response: HttpResponseBase, tags: tuple[str, ...], previous: Ready | None
+    ) -> dict[str, tuple]:
+        """The response as stored: (status, headers, body, etag, Last-Modified) per
+        encoding. Last-Modified is a second after the copy it replaces, so that a client
+        holding that copy is never told the new one is the same."""
         body = response.content
-        # Without a version (the cache is down) nothing can tell a client its copy is current.
-        etag = None
-        if version:
-            digest = hashlib.blake2b(f"{version}|{key}".encode(), digest_size=12).hexdigest()
-            etag = f'W/"{digest}"'
+        etag = f'W/"{hashlib.blake2b(body, digest_size=12).hexdigest()}"'
+        modified_s = int(time.time())
+        if previous is not None and previous.modified_s is not None:
+            modified_s = max(modified_s, previous.modified_s + 1)
         patch_cache_control(
             response,
             public=True,
@@ -466,7 +580,8 @@ class PageCacheMiddleware:
             (name, value) for name, value in response.items() if name.lower() not in _OWN_HEADERS
         ]
         headers.append(("Cache-Control", response["Cache-Control"]))
-        modified_ns = version_time_ns(version) if version else None
+        # For a CDN or Varnish in front (deploy/varnish/default.vcl): what to purge it by.
+        headers.append(("Surrogate-Key", " ".join(tags)))
         entries = {}
         for encoding in ENCODINGS if compress else ("",):
             own = [("Content-Encoding", encoding)] if encoding else []
@@ -475,17 +590,17 @@ class PageCacheMiddleware:
                 headers + own,
                 compressed(body, encoding),
                 etag,
-                modified_ns,
+                modified_s,
             )
         return entries
 
-    def _respond(self, request: HttpRequest, ready: Ready) -> HttpResponseBase:
+    def _respond(self, request: HttpRequest, ready: Ready, status: str) -> HttpResponseBase:
         last_modified = ready.last_modified
-        if last_modified is not None and ready.modified_ns > time.time_ns():
-            # A version made in a burst may be dated a little ahead; never claim the future.
+        if last_modified is not None and ready.modified_s > time.time():
+            # A copy replaced within its second is dated ahead; never claim the future.
             last_modified = None
         etag = ready.etag
-        if etag is not None and self._not_modified(request, etag, ready.modified_ns, last_modified):
+        if etag is not None and self._not_modified(request, etag, ready.modified_s, last_modified):
             response = HttpResponseNotModified()
             for name in ("cache-control", "vary", "content-language", "etag"):
                 if name in ready.headers:
@@ -497,11 +612,12 @@ class PageCacheMiddleware:
             response.headers._store = ready.headers.copy()
         if last_modified is not None:
             response.headers._store["last-modified"] = ("Last-Modified", last_modified)
+        response.headers._store["cache-status"] = ("Cache-Status", status)
         return response
 
     @staticmethod
     def _not_modified(
-        request: HttpRequest, etag: str, modified_ns: int | None, last_modified: str | None
+        request: HttpRequest, etag: str, modified_s: int | None, last_modified: str | None
     ) -> bool:
         if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
         if if_none_match is not None:
@@ -512,23 +628,18 @@ class PageCacheMiddleware:
         if if_modified_since is None or last_modified is None:
             return False
         since = parse_http_date_safe(if_modified_since)
-        return since is not None and modified_ns // 1_000_000_000 <= since
+        return since is not None and modified_s <= since
 
     def _finish_uncacheable(
         self, request: HttpRequest, response: HttpResponseBase
     ) -> HttpResponseBase:
-        """Staff and every request with a session: private, never stored; a staff write
-        that succeeded retires the cached pages (admin saves of tracks, topics, venues…)."""
+        """Staff and every request with a session: private, never stored (and nothing is
+        retired here: a change retires what it touched, ``digest_site.invalidation``)."""
         if not self._anonymous(request):
             patch_cache_control(response, private=True, no_store=True)
-            user = getattr(request, "user", None)
-            if (
-                request.method not in ("GET", "HEAD", "OPTIONS")
-                and response.status_code < 400
-                and user is not None
-                and user.is_staff
-            ):
-                content_version_bump()
+            response["Cache-Status"] = f"{CACHE_NAME}; fwd=bypass"
+        elif request.method in ("GET", "HEAD"):
+            response["Cache-Status"] = f"{CACHE_NAME}; fwd=uri-miss"
         return self._gzip_personal(request, response)
 
     @staticmethod

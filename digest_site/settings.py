@@ -377,9 +377,9 @@ SPECTACULAR_SETTINGS = {
 PAGE_SIZE = env_int("PAGE_SIZE", 30, minimum=1)
 
 # The page cache (digest_site/page_cache.py): public pages for anonymous readers, stored
-# under the content version (digest_site/content.py) and retired when it is bumped.
+# with the versions of the tags they printed (digest_site/cache_tags.py), retired by tag.
 PAGE_CACHE_ENABLED = env_bool("PAGE_CACHE", True)
-# How long a stored page may live at most (a bump lost to a cache outage ends with it).
+# How long a stored page may live at most (a retirement lost to a cache outage ends with it).
 PAGE_CACHE_TIMEOUT = env_int("PAGE_CACHE_TIMEOUT_S", 3600, minimum=1)
 # What browsers and proxies are told: fresh for max-age, then served stale while revalidating.
 PAGE_CACHE_MAX_AGE = env_int("PAGE_CACHE_MAX_AGE_S", 60, minimum=0)
@@ -387,12 +387,19 @@ PAGE_CACHE_STALE_WHILE_REVALIDATE = env_int("PAGE_CACHE_STALE_WHILE_REVALIDATE_S
 # Longer query strings (and bigger bodies) are rendered every time, never stored.
 PAGE_CACHE_MAX_QUERY = 512
 PAGE_CACHE_MAX_BYTES = 2 * 1024 * 1024
-# How long a process trusts the content version it last read before reading it again: the
-# bound on how late a bump made in another process (worker, Celery) reaches its readers. A
-# bump in the process itself takes effect at once.
-PAGE_CACHE_VERSION_RECHECK_MS = env_int(
-    "PAGE_CACHE_VERSION_RECHECK_MS", 1000 if PRODUCTION else 0, minimum=0
+# How long a process trusts the tag versions it read before asking whether any tag was
+# retired since: the bound on how late a retirement made in another process (worker,
+# Celery) reaches its readers. A retirement in the process itself takes effect at once.
+PAGE_CACHE_VERSION_RECHECK_MS = min(
+    env_int("PAGE_CACHE_VERSION_RECHECK_MS", 1000 if PRODUCTION else 0, minimum=0), 1000
 )
+# A page retired by a change is re-rendered by one request while the others get the copy
+# from before, for at most this long after the change (server-side stale-while-revalidate).
+PAGE_CACHE_STALE_S = env_int("PAGE_CACHE_STALE_S", 5, minimum=0)
+# A CDN or Varnish in front: each URL gets a purge request (Varnish xkey, Fastly surrogate
+# keys) naming the tags a change retired; CDN_PURGE_KEY is Fastly's API token.
+CDN_PURGE_URLS = env_list("CDN_PURGE_URLS")
+CDN_PURGE_KEY = env_str("CDN_PURGE_KEY") or ""
 # The bodies each process keeps of the pages it served last, ready to send.
 PAGE_CACHE_LOCAL_BYTES = env_int("PAGE_CACHE_LOCAL_BYTES", 16 * 1024 * 1024, minimum=0)
 # A daily's entries rendered, kept per process under their own data (digest_site/

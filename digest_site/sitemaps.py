@@ -17,6 +17,10 @@ from django.views.decorators.http import require_safe
 from dailies import sitemaps as dailies_sitemaps
 from dailies.sitemaps import I18nSitemap
 from deepdives import sitemaps as deepdives_sitemaps
+from digest_site.page_cache import tag
+
+# What the sitemaps list: dailies, papers, topics, tracks, deep dives and programs.
+SITEMAP_TAGS = ("dailies", "index", "topics", "tracks", "deepdives", "programs")
 
 
 def sections() -> dict[str, I18nSitemap]:
@@ -26,6 +30,7 @@ def sections() -> dict[str, I18nSitemap]:
 @require_safe
 def sitemap(request: HttpRequest) -> HttpResponse:
     """One sitemap while it fits in a file, else the index of the sections."""
+    tag(request, *SITEMAP_TAGS)
     sitemaps = sections()
     if sum(s.size() for s in sitemaps.values()) <= I18nSitemap.limit:
         return _urlset(sitemap_views.sitemap(request, sitemaps=sitemaps))
@@ -34,6 +39,7 @@ def sitemap(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def sitemap_section(request: HttpRequest, section: str) -> HttpResponse:
+    tag(request, *SITEMAP_TAGS)
     sitemaps = sections()
     if section not in sitemaps:
         raise Http404("no such sitemap section")

@@ -8,10 +8,10 @@ from django.db import models, transaction
 
 from audit.models import AuditRecord
 from audit.services import audit_diff, audit_record
-from digest_site.content import content_version_bump
+from digest_site import invalidation
 from digest_site.visibility import check_may_change, is_public
 from papers.languages import LANGUAGE_CODES
-from papers.models import Paper, Summary
+from papers.models import Paper, Summary, Topic
 
 
 @transaction.atomic
@@ -25,8 +25,11 @@ def summary_set(
     highlights: list[str] | None = None,
     provenance: str = Summary.Provenance.EDITOR,
 ) -> Summary | None:
-    """Create or update a paper's summary in one language; an empty body removes it."""
-    content_version_bump()
+    """Create or update a paper's summary in one language; an empty body removes it.
+    Writes readers may see: what printed the paper is retired (a summary of a paper not
+    public yet retires nothing)."""
+    if is_public(paper):
+        invalidation.papers_changed([paper.pk])
     if not body.strip():
         Summary.objects.filter(paper=paper, language=language).delete()
         return None
@@ -86,8 +89,10 @@ def public_content_save(
     if not public and is_public(obj):
         check_may_change(user, obj)  # the transaction rolls the save back
         public = True
-    if public:  # the record also retires the cached pages (audit_record)
+    if public:
         audit_record(user=user, action=AuditRecord.Action.EDIT, obj=obj, changes=changes)
+        invalidation.changed(*(o for o in (stored, obj) if o is not None))
+        invalidation.retire(_related_tags(related_changes))
     return obj
 
 
@@ -107,4 +112,12 @@ def public_content_delete(*, obj: models.Model, user) -> None:
                 for name, (_default, held) in audit_diff(before=type(obj)(), after=stored).items()
             },
         )
+        invalidation.changed(stored)
     stored.delete()
+
+
+def _related_tags(related_changes: Mapping[str, list] | None) -> set[str]:
+    """A paper's topics changed in the form: the pages of the topics it left and joined."""
+    ids = {pk for pair in (related_changes or {}).get("topics", []) for pk in pair}
+    slugs = Topic.objects.filter(pk__in=ids).values_list("slug", flat=True)
+    return {f"topic:{slug}" for slug in slugs}

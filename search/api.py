@@ -21,6 +21,7 @@ from dailies.models import DailyEntry
 from dailies.public_api.common import ERROR_RESPONSES, MAX_PAGE_SIZE, PAGE_SIZE
 from dailies.public_api.serializers import SCORE, SummaryOut, summary_out
 from dailies.selectors import visible_papers
+from digest_site.page_cache import tag
 from digest_site.visibility import PUBLIC
 from papers.languages import Language
 from papers.models import Paper
@@ -139,6 +140,7 @@ class SearchView(APIView):
         summary="Search published papers",
     )
     def get(self, request: Request) -> Response:
+        tag(request, "index")
         params = SearchQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         data = params.validated_data

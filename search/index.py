@@ -21,7 +21,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from dailies.models import DailyEntry
 from dailies.selectors import published_papers
-from digest_site.content import content_version_bump
+from digest_site import invalidation
 from papers.models import Paper, Summary
 from search import backends
 from search.models import SearchDocument
@@ -139,7 +139,7 @@ def search_index_refresh(*, paper_ids: Iterable[int]) -> dict[str, int]:
     indexed = {d.paper_id for d in docs}
     gone = [pk for pk in ids if pk not in indexed]
     backend.write(docs, replace=ids)
-    content_version_bump()  # the search pages and the index read these rows
+    invalidation.search_index_changed()  # the search pages read these rows
     log.debug("search index: %d indexed, %d removed", len(docs), len(gone))
     return {"indexed": len(docs), "removed": len(gone)}
 
@@ -204,5 +204,5 @@ def search_index_rebuild(
     with transaction.atomic():
         backend.lock_for_writing()
         backend.recount_terms()
-    content_version_bump()
+    invalidation.search_index_changed()
     return {"indexed": len(ids), "removed": len(stale)}

@@ -9,6 +9,7 @@ from django.utils.translation import get_language
 from dailies import selectors
 from dailies.paging import keyset_page_or_404
 from dailies.views import page_or_404
+from digest_site.page_cache import tag
 from papers.models import Topic
 from search.page import SearchParams, page_tracks, result_rows, topic_chips
 from search.service import browse, browse_count, in_hit_order, search
@@ -21,6 +22,7 @@ def paper_index(request: HttpRequest) -> HttpResponse:
     and track choices come from the papers already on the page.
     """
     params = SearchParams.from_query(request.GET)
+    tag(request, "index")
     if params.q:
         return _search_results(request, params)
     if params.active:
@@ -98,6 +100,7 @@ def _topic(slug: str | None) -> Topic | None:
 
 
 def topic_index(request: HttpRequest) -> HttpResponse:
+    tag(request, "topics")
     return render(request, "search/topic_index.html", {"topics": selectors.published_topics()})
 
 
@@ -111,4 +114,5 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
     papers = list(page.object_list)
     selectors.read_index_lists(papers, language=get_language())
+    tag(request, f"topic:{topic.slug}", *(f"paper:{paper.pk}" for paper in papers))
     return render(request, "search/topic.html", {"topic": topic, "page": page, "papers": papers})

@@ -41,15 +41,17 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    from digest_site import fragment_cache
+    from digest_site import cache_tags, fragment_cache
 
     # The database is rolled back between tests, so the same rows come back with the same
-    # keys: each test starts with no page and no fragment kept.
+    # keys: each test starts with no page, no fragment and no tag version kept.
     cache.clear()
     fragment_cache.clear()
+    cache_tags.forget()
     yield
     cache.clear()
     fragment_cache.clear()
+    cache_tags.forget()
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from dailies.assembly import date_of_ingest
 from dailies.models import Daily, DailyEntry
 from deepdives.models import DeepDive
-from digest_site.content import content_version_bump
+from digest_site.cache_tags import ALL, retire
 from papers.identity import canonical_id
 from papers.models import Organization, Paper, Summary, Topic, Track
 
@@ -102,7 +102,7 @@ def make_daily(
         DailyEntry.objects.create(
             daily=daily, paper=paper, position=i + 1, is_lead=(i == 0), score=score
         )
-    content_version_bump()  # as the publishing services do: cached pages show it at once
+    retire(ALL)  # written by hand, not through the services
     return daily
 
 

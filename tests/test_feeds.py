@@ -19,7 +19,7 @@ from dailies.services import daily_unpublish
 from deepdives.models import ReferenceCode
 from deepdives.registry import PROGRAMS
 from deepdives.services import reference_sync
-from digest_site.content import content_version_bump
+from digest_site.cache_tags import ALL, retire
 from papers.models import Summary
 from search.index import search_index_refresh
 from tests.factories import make_daily, make_paper, make_track
@@ -155,7 +155,7 @@ def test_it_keeps_ids_stable_across_rerenders_and_an_edit_of_the_intro(bilingual
     with time_machine.travel(timezone.now() + dt.timedelta(hours=1)):
         bilingual.intro_en = "A rewritten intro."
         bilingual.save()
-        content_version_bump()  # a raw save skips the services' bump of the page cache
+        retire(ALL)  # a raw save skips the services' retirement of cached pages
         second, after = _feed(anonymous, "/en/feeds/infra.atom")
     assert [e.id for e in after.entries] == [e.id for e in before.entries]
     assert "A rewritten intro." in after.entries[0].summary
@@ -187,7 +187,7 @@ def test_it_answers_304_to_a_matching_etag_and_200_to_a_stale_one(db, anonymous,
         summary = paper.summaries.get(language=url.split("/")[1])
         summary.body = f"{CORRECTED[summary.language]} {summary.takeaway}"
         summary.save()
-        content_version_bump()  # a raw save skips the services' bump of the page cache
+        retire(ALL)  # a raw save skips the services' retirement of cached pages
         fresh = anonymous.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
     assert fresh.status_code == 200 and fresh["ETag"] != first["ETag"]
     assert CORRECTED[summary.language] in fresh.content.decode()
@@ -275,7 +275,7 @@ def test_it_reports_passed_failed_and_stale_runs_each_as_its_own_item(site, anon
     ReferenceCode.objects.filter(slug="zipfusion").update(
         code_hash=PROGRAMS["zipfusion"].code_hash(), last_run_at=timezone.now()
     )
-    content_version_bump()  # as reference_verify does
+    retire(ALL)  # as reference_verify does
     _, rerun = _feed(anonymous, "/en/feeds/code.atom")
     fresh = next(e for e in rerun.entries if "zipfusion" in e.link)
     assert fresh.id != stale.id and fresh.id.endswith("/passed/en")
@@ -366,7 +366,7 @@ def test_the_code_feed_runs_one_query_however_many_programs(demo, anonymous):
     )
     few = _queries(anonymous, "/en/feeds/code.atom")
     ReferenceCode.objects.update(last_status="passed", last_run_at=timezone.now())
-    content_version_bump()  # as reference_verify does
+    retire(ALL)  # as reference_verify does
     assert _queries(anonymous, "/en/feeds/code.atom") == few == 1
 
 
@@ -403,7 +403,7 @@ def test_it_says_which_texts_a_machine_drafted(bilingual, anonymous):
     Summary.objects.filter(paper__slug="english-only", language="en").update(
         provenance=Summary.Provenance.MACHINE, reviewed_at=timezone.now()
     )
-    content_version_bump()
+    retire(ALL)
     _, dailies = _feed(anonymous, "/en/feeds/infra.atom")
     (daily,) = dailies.entries
     assert "<p><em>Intro: machine draft</em></p>" in daily.summary

@@ -15,8 +15,7 @@ from dailies.models import Daily
 from dailies.services import EntryChanges, daily_publish, daily_unpublish, daily_update
 from deepdives import services as deepdive_services
 from deepdives.demo import demo_load_deep_dives
-from digest_site import content, page_cache
-from digest_site.content import VERSION_KEY
+from digest_site import cache_tags, page_cache
 from digest_site.page_cache import LocalPages, Ready
 from papers.drafting.service import summary_edit
 from papers.models import Topic
@@ -209,9 +208,9 @@ def test_it_answers_pages_when_the_cache_is_unreachable(daily, unreachable_cache
     for _ in range(2):
         response = client.get(url, HTTP_ACCEPT_ENCODING="gzip")
         assert response.status_code == 200
-        assert "ETag" not in response  # nothing can vouch that a copy is current
+        assert response["Cache-Status"] == "PaperDaily; fwd=miss"  # rendered, not stored
         assert "public" in response["Cache-Control"]
-    # Writing public content still works: the bump gives up quietly.
+    # Writing public content still works: the retirement gives up quietly.
     daily_unpublish(daily=daily, user=None)
     assert client.get(DAILY).status_code == 404
 
@@ -242,7 +241,7 @@ def test_a_hit_within_the_recheck_window_asks_the_cache_nothing(
     first, rendered = _get(anonymous, DAILY, HTTP_ACCEPT_ENCODING="gzip")
     counting = _CountingCache(cache)
     monkeypatch.setattr(page_cache, "cache", counting)
-    monkeypatch.setattr(content, "cache", counting)
+    monkeypatch.setattr(cache_tags, "cache", counting)
     again, queries = _get(anonymous, DAILY, HTTP_ACCEPT_ENCODING="gzip")
     assert rendered > 0 and queries == 0 and counting.calls == []
     assert again.content == first.content and again["ETag"] == first["ETag"]
@@ -254,12 +253,18 @@ def test_a_hit_outside_the_window_reads_only_the_version(daily, anonymous, setti
     _get(anonymous, DAILY)
     counting = _CountingCache(cache)
     monkeypatch.setattr(page_cache, "cache", counting)
-    monkeypatch.setattr(content, "cache", counting)
+    monkeypatch.setattr(cache_tags, "cache", counting)
     _, queries = _get(anonymous, DAILY)
     assert queries == 0 and counting.calls == ["get"]
 
 
-def test_a_bump_in_this_process_takes_effect_at_once_within_the_window(
+def _retired_elsewhere(*tags: str) -> None:
+    """What another process's retirement leaves in the cache (this one's memory untouched)."""
+    cache.set_many({cache_tags.tag_key(tag): (-1, time.time()) for tag in tags}, None)
+    cache.incr(cache_tags.PUBLISHED_KEY)
+
+
+def test_a_retirement_in_this_process_takes_effect_at_once_within_the_window(
     daily, anonymous, editor, settings
 ):
     settings.PAGE_CACHE_VERSION_RECHECK_MS = 60_000
@@ -269,50 +274,40 @@ def test_a_bump_in_this_process_takes_effect_at_once_within_the_window(
     assert anonymous.get(DAILY).status_code == 404
 
 
-def test_a_bump_in_another_process_reaches_readers_once_the_window_has_passed(
+def test_a_retirement_in_another_process_reaches_readers_once_the_window_has_passed(
     daily, anonymous, settings
 ):
-    settings.PAGE_CACHE_VERSION_RECHECK_MS = 2000
+    settings.PAGE_CACHE_VERSION_RECHECK_MS = 1000
     _get(anonymous, DAILY)
-    cache.set(VERSION_KEY, "another-process", None)  # as another worker's bump does
-    assert _get(anonymous, DAILY)[1] == 0  # the version this process read, until it is due
-    time.sleep(2.1)
+    _retired_elsewhere(f"daily:{daily.pk}")  # as another worker's edit does
+    assert _get(anonymous, DAILY)[1] == 0  # the versions this process read, until due
+    time.sleep(1.1)
     response, queries = _get(anonymous, DAILY)
     assert response.status_code == 200 and queries > 0
 
 
-def test_without_a_window_a_bump_elsewhere_shows_at_once(daily, anonymous, settings):
+def test_without_a_window_a_retirement_elsewhere_shows_at_once(daily, anonymous, settings):
     settings.PAGE_CACHE_VERSION_RECHECK_MS = 0
     _get(anonymous, DAILY)
     assert _get(anonymous, DAILY)[1] == 0
-    cache.set(VERSION_KEY, "another-process", None)
+    _retired_elsewhere(f"daily:{daily.pk}")
     assert _get(anonymous, DAILY)[1] > 0
 
 
 def _ready(size: int) -> Ready:
-    return Ready.of((200, [("Content-Type", "text/html")], b"x" * size, None, None))
+    return Ready.of((200, [("Content-Type", "text/html")], b"x" * size, None, None, ()))
 
 
 def test_the_local_tier_keeps_the_pages_served_last_within_its_bytes():
     local = LocalPages(max_bytes=250)
-    assert local.get("v1", "a") is None  # the first look learns the version
     for key in ("a", "b"):
-        local.put("v1", key, _ready(100))
-    assert local.get("v1", "a") is not None  # now the most recently served
-    local.put("v1", "c", _ready(100))
-    assert local.get("v1", "b") is None and local.size == 200
-    assert local.get("v1", "a") is not None and local.get("v1", "c") is not None
-    local.put("v1", "huge", _ready(251))
-    assert local.get("v1", "huge") is None
-
-
-def test_the_local_tier_drops_every_page_of_an_older_version():
-    local = LocalPages(max_bytes=1000)
-    local.get("v1", "a")
-    local.put("v1", "a", _ready(10))
-    assert local.get("v2", "a") is None and local.size == 0
-    local.put("v1", "a", _ready(10))  # rendered under v1 while v2 came out: not kept
-    assert local.get("v2", "a") is None
+        local.put(key, _ready(100))
+    assert local.get("a") is not None  # now the most recently served
+    local.put("c", _ready(100))
+    assert local.get("b") is None and local.size == 200
+    assert local.get("a") is not None and local.get("c") is not None
+    local.put("huge", _ready(251))
+    assert local.get("huge") is None
 
 
 # -- what a request may make the cache hold ------------------------------------------------

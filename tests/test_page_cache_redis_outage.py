@@ -127,7 +127,7 @@ def test_a_daily_unpublished_while_redis_was_away_does_not_come_back_with_it(db,
     client.get(DAILY)
     assert _served_from_cache(client, DAILY) == (200, True)
     redis_server.pause()
-    daily_unpublish(daily=daily, user=None)  # its bump cannot reach the cache
+    daily_unpublish(daily=daily, user=None)  # its retirement cannot reach the cache
     assert client.get(DAILY).status_code == 404
     redis_server.resume()  # with every page it held, under the version before
     assert client.get(DAILY).status_code == 404
@@ -136,9 +136,9 @@ def test_a_daily_unpublished_while_redis_was_away_does_not_come_back_with_it(db,
 
 
 @needs_redis_server
-def test_the_periodic_publisher_makes_a_bump_a_worker_could_not(db, redis_server):
+def test_the_periodic_publisher_makes_a_retirement_a_worker_could_not(db, redis_server):
     from dailies.tasks import publish_due_dailies
-    from digest_site import content
+    from digest_site import cache_tags
 
     daily = make_daily()
     client = Client()
@@ -147,28 +147,27 @@ def test_the_periodic_publisher_makes_a_bump_a_worker_could_not(db, redis_server
     daily_unpublish(daily=daily, user=None)  # as a worker would, with the cache away
     redis_server.resume()
     publish_due_dailies()  # the next tick, in the same process, before any page is read
-    assert content.content_version_bump_pending() is False  # nothing left to make
+    assert cache_tags.retire_pending() is False  # nothing left to make
     assert _served_from_cache(Client(), DAILY)[0] == 404
 
 
 def _a_new_process() -> None:
-    """What a process that starts now knows of the content version: nothing (the process
-    that failed to bump is gone, with its memory of the bump it owes)."""
-    from digest_site import content
+    """What a process that starts now knows of the tag versions: nothing (the process that
+    failed to retire is gone, with its memory of the retirement it owes)."""
+    from digest_site import cache_tags
 
-    content._bump_pending = False
-    content._remember(None)
+    cache_tags.forget()
 
 
 @needs_redis_server
-def test_a_bump_owed_by_a_process_that_died_is_made_by_the_periodic_publisher(db, redis_server):
+def test_a_retirement_owed_by_a_process_that_died_is_made_by_the_periodic_publisher(db, redis_server):
     from audit.models import PendingBump
     from dailies.tasks import publish_due_dailies
 
     daily = make_daily()
     Client().get(DAILY)
     redis_server.pause()
-    daily_unpublish(daily=daily, user=None)  # the bump cannot reach the cache: recorded
+    daily_unpublish(daily=daily, user=None)  # the retirement cannot reach the cache: recorded
     assert PendingBump.objects.count() >= 1
     _a_new_process()
     redis_server.resume()  # with the daily's page, under the version before the unpublish
@@ -177,14 +176,14 @@ def test_a_bump_owed_by_a_process_that_died_is_made_by_the_periodic_publisher(db
     assert not PendingBump.objects.exists()
 
 
-def test_a_recorded_bump_waits_while_the_cache_is_still_down(db, unreachable_cache):
+def test_a_recorded_retirement_waits_while_the_cache_is_still_down(db, unreachable_cache):
     from audit.models import PendingBump
-    from digest_site import content
+    from digest_site import cache_tags
 
-    content.content_version_bump()
+    cache_tags.retire("daily:1")
     _a_new_process()
     assert PendingBump.objects.count() == 1
-    assert content.content_version_bump_pending() is False  # the cache still refuses it
+    assert cache_tags.retire_pending() is False  # the cache still refuses it
     assert PendingBump.objects.count() == 1  # kept for the next tick
 
 
@@ -192,11 +191,11 @@ def test_a_write_rolled_back_leaves_no_pending_bump(db, unreachable_cache):
     from django.db import transaction
 
     from audit.models import PendingBump
-    from digest_site import content
+    from digest_site import cache_tags
 
     with pytest.raises(RuntimeError), transaction.atomic():
-        content.content_version_bump()
-        raise RuntimeError("the write fails after its bump")
+        cache_tags.retire("daily:1")
+        raise RuntimeError("the write fails after its retirement")
     assert not PendingBump.objects.exists()
 
 

@@ -16,7 +16,7 @@ from deepdives import registry, services
 from deepdives.models import ReferenceCode
 from deepdives.registry import Program
 from deepdives.tasks import verify_reference_code
-from digest_site.content import content_version
+from digest_site.cache_tags import versions
 from tests.factories import make_paper
 
 PROGRAMS_DIR = Path(__file__).resolve().parent / "programs"
@@ -169,14 +169,14 @@ def test_the_sync_keeps_the_registrys_module_and_makes_a_link_it_could_not_make_
     paper = make_paper("zipfusion")
     moved = dataclasses.replace(registry.PROGRAMS["zipfusion"], module="tests.programs.envprobe")
     monkeypatch.setitem(registry.PROGRAMS, "zipfusion", moved)
-    before = content_version()
+    before = versions(["program:zipfusion"])
     services.reference_sync()
     row.refresh_from_db()
     assert (row.module, row.paper) == ("tests.programs.envprobe", paper)
-    assert content_version() != before  # the code pages show the change
-    unchanged = content_version()
+    assert versions(["program:zipfusion"]) != before  # its code page shows the change
+    unchanged = versions(["program:zipfusion"])
     services.reference_sync()
-    assert content_version() == unchanged  # nothing changed: cached pages stay
+    assert versions(["program:zipfusion"]) == unchanged  # nothing changed: cached pages stay
 
 
 def test_a_link_an_editor_removed_stays_removed_through_the_next_sync(db, editor):

@@ -15,7 +15,7 @@ from dailies.sitemaps import I18nSitemap
 from deepdives.demo import demo_load_deep_dives
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
-from digest_site.content import content_version_bump
+from digest_site.cache_tags import ALL, retire
 from papers.models import Paper, Topic
 from tests.factories import make_daily, make_paper, make_track
 
@@ -127,7 +127,7 @@ def test_it_becomes_an_index_of_sections_past_the_limit(site, anonymous, monkeyp
     assert set(_urls(anonymous)) == set(flat)  # exactly at the limit: still one file
 
     monkeypatch.setattr(I18nSitemap, "limit", len(flat) - 1)
-    content_version_bump()  # a changed setting, not content: retire the cached sitemap
+    retire(ALL)  # a changed setting, not content: retire the cached sitemap
     response = anonymous.get("/sitemap.xml")
     root = ET.fromstring(response.content)
     assert root.tag == f"{{{NS['s']}}}sitemapindex"

@@ -15,6 +15,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.throttling import AnonRateThrottle
 
+from digest_site.page_cache import tag
 from papers.languages import Language
 
 # The one bound on a page of the read API (the search endpoint's ``limit`` uses it too).
@@ -98,9 +99,12 @@ class LanguageMixin:
     so page URLs carry its prefix and fallbacks are marked against it."""
 
     lang: str = Language.EN
+    # What the answers print, for the page cache (``page_cache.tag``): any paper.
+    cache_tags: tuple[str, ...] = ("index",)
 
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
+        tag(request, *self.cache_tags)
         lang = request.query_params.get("lang", Language.EN)
         if lang not in Language.values:
             raise ValidationError({"lang": [f"“{lang[:20]}” is not one of: en, zh."]})

@@ -78,6 +78,7 @@ _DATE = OpenApiParameter(
     ),
 )
 class DailyViewSet(LanguageMixin, viewsets.ReadOnlyModelViewSet):
+    cache_tags = ("dailies", "index")
     filter_backends = [DjangoFilterBackend]
     filterset_class = DailyFilter
     pagination_class = DailyCursor
@@ -151,6 +152,7 @@ class PaperViewSet(LanguageMixin, viewsets.ReadOnlyModelViewSet):
 class TopicViewSet(LanguageMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
     pagination_class = TopicCursor
     serializer_class = serializers.TopicSerializer
+    cache_tags = ("topics",)
 
     def get_queryset(self):
         return selectors.topics_with_papers()

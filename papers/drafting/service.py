@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from audit.models import AuditRecord
 from audit.services import audit_record
-from digest_site.content import content_version_bump
+from digest_site import invalidation
 from digest_site.visibility import check_may_change, is_public
 from papers.drafting.base import (
     Drafter,
@@ -638,7 +638,7 @@ def summary_edit(
     summary.save()
     if public:
         _audit_public_text(summary, user, before=_texts(previous), after=values)
-    content_version_bump()
+        invalidation.changed(summary)
     summary_recheck(summary=summary, user=user, now=now)
     return summary
 
@@ -690,7 +690,7 @@ def summary_write(
     if is_public(summary):
         check_may_change(user, summary)  # the transaction rolls the save back
         _audit_public_text(summary, user, before=None, after=_texts(summary))
-    content_version_bump()
+        invalidation.changed(summary)
     summary_recheck(summary=summary, user=user, now=now)
     return summary
 
@@ -703,8 +703,8 @@ def summary_delete(*, summary: Summary, user) -> None:
     if is_public(stored):
         check_may_change(user, stored)
         _audit_public_text(stored, user, before=_texts(stored), after=None)
+        invalidation.changed(stored)
     stored.delete()
-    content_version_bump()
 
 
 @transaction.atomic
@@ -730,7 +730,7 @@ def summary_confirm(*, summary: Summary, user, now=None) -> int:
             changes={"reviewed_by": [reviewed_before, user]},
             note=f"confirmed as it stands ({confirmed} open flags)",
         )
-    content_version_bump()
+        invalidation.changed(summary)
     return confirmed
 
 
@@ -785,10 +785,10 @@ def summary_restore_version(*, version: SummaryVersion, user, now=None) -> Summa
         what = "applied" if version.reason == SummaryVersion.Reason.PROPOSED else "restored"
         note = f"{what} the version of {version.created_at:%Y-%m-%d %H:%M} ({version.pk})"
         _audit_public_text(summary, user, before=before, after=_texts(summary), note=note)
+        invalidation.changed(summary)
     if version.reason == SummaryVersion.Reason.PROPOSED:
         # Applied: it is the live text now, no longer a proposal.
         version.delete()
-    content_version_bump()
     summary_recheck(summary=summary, user=user, now=now)
     return summary
 

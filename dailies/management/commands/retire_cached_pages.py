@@ -1,19 +1,15 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from digest_site import content
+from digest_site import invalidation
 
 
 class Command(BaseCommand):
     help = (
-        "Retire every cached page and every figure kept per content version (the topics' and "
-        "the index's counts): for writes that did not go through the services, such as a "
-        "restored database backup or SQL run by hand."
+        "Retire every cached page and every figure kept beside them (the topics' counts), "
+        "here and in the CDN (CDN_PURGE_URLS): for writes that did not go through the "
+        "services, such as a restored database backup or SQL run by hand."
     )
 
     def handle(self, *args, **options) -> None:
-        before = content.content_version()
-        content.content_version_bump()
-        after = content.content_version()
-        if after == before:
-            raise CommandError("the cache did not take the new content version: is it reachable?")
-        self.stdout.write(f"content version {before} → {after}: cached pages retired")
+        invalidation.everything()  # raises when the cache is unreachable
+        self.stdout.write("every cached page retired")

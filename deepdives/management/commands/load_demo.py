@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand
 
 from dailies.demo import demo_load
 from deepdives.demo import demo_load_deep_dives
+from digest_site.cache_tags import ALL, retire
 
 
 class Command(BaseCommand):
@@ -13,6 +14,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         counts = demo_load()
         deep_dives = demo_load_deep_dives()
+        retire(ALL)  # a refresh writes rows directly, not only through the services
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo content loaded: {counts['papers']} papers in {counts['dailies']} dailies, "
