@@ -160,7 +160,7 @@ def _a_new_process() -> None:
 
 
 @needs_redis_server
-def test_a_retirement_owed_by_a_process_that_died_is_made_by_the_periodic_publisher(db, redis_server):
+def test_a_retirement_owed_by_a_dead_process_is_made_by_the_periodic_publisher(db, redis_server):
     from audit.models import PendingBump
     from dailies.tasks import publish_due_dailies
 
