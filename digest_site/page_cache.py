@@ -501,7 +501,7 @@ class PageCacheMiddleware:
         if not self._is_public(request, response):
             return self._finish_uncacheable(request, response)
         tags = response_tags(request, response)
-        entries = self._entries(response, tags, previous)
+        entries = self._entries(response, tags)
         ready = None
         if started is not None and request.method == "GET":
             ready = self._store(started, key, tags, entries)
@@ -550,17 +550,14 @@ class PageCacheMiddleware:
             vary.discard("cookie")
         return vary <= _PUBLIC_VARY
 
-    def _entries(
-        self, response: HttpResponseBase, tags: tuple[str, ...], previous: Ready | None
-    ) -> dict[str, tuple]:
+    def _entries(self, response: HttpResponseBase, tags: tuple[str, ...]) -> dict[str, tuple]:
         """The response as stored: (status, headers, body, etag, Last-Modified) per
-        encoding. Last-Modified is a second after the copy it replaces, so that a client
-        holding that copy is never told the new one is the same."""
+        encoding. The ETag is the body's; Last-Modified is the view's own (the feeds date
+        their items), since a page's render time cannot tell apart two copies made within
+        one second."""
         body = response.content
         etag = f'W/"{hashlib.blake2b(body, digest_size=12).hexdigest()}"'
-        modified_s = int(time.time())
-        if previous is not None and previous.modified_s is not None:
-            modified_s = max(modified_s, previous.modified_s + 1)
+        modified_s = parse_http_date_safe(response.get("Last-Modified", ""))
         patch_cache_control(
             response,
             public=True,
@@ -597,7 +594,7 @@ class PageCacheMiddleware:
     def _respond(self, request: HttpRequest, ready: Ready, status: str) -> HttpResponseBase:
         last_modified = ready.last_modified
         if last_modified is not None and ready.modified_s > time.time():
-            # A copy replaced within its second is dated ahead; never claim the future.
+            # Never claim the future.
             last_modified = None
         etag = ready.etag
         if etag is not None and self._not_modified(request, etag, ready.modified_s, last_modified):

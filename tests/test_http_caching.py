@@ -37,11 +37,12 @@ def test_it_answers_304_to_the_current_etag_and_200_to_a_stale_one(daily, anonym
     assert b"A corrected summary." in fresh.content
 
 
-def test_it_answers_304_to_the_current_last_modified_and_200_after_a_change(daily, anonymous):
+def test_a_page_is_validated_by_its_etag_alone(daily, anonymous):
+    # Its render time cannot tell apart two copies made within one second.
     first = anonymous.get(DAILY)
-    since = first["Last-Modified"]
-    assert anonymous.get(DAILY, HTTP_IF_MODIFIED_SINCE=since).status_code == 304
+    assert "Last-Modified" not in first
     daily_unpublish(daily=daily, user=None)
+    since = "Thu, 01 Jan 2099 00:00:00 GMT"
     assert anonymous.get("/en/infra/", HTTP_IF_MODIFIED_SINCE=since).status_code == 200
 
 

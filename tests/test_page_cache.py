@@ -245,7 +245,7 @@ def test_a_hit_within_the_recheck_window_asks_the_cache_nothing(
     again, queries = _get(anonymous, DAILY, HTTP_ACCEPT_ENCODING="gzip")
     assert rendered > 0 and queries == 0 and counting.calls == []
     assert again.content == first.content and again["ETag"] == first["ETag"]
-    assert again["Content-Encoding"] == "gzip" and again["Last-Modified"]
+    assert again["Content-Encoding"] == "gzip" and again["Cache-Status"] == "PaperDaily; hit"
 
 
 def test_a_hit_outside_the_window_reads_only_the_version(daily, anonymous, settings, monkeypatch):
