@@ -10,6 +10,7 @@ from enum import StrEnum
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from dailies.models import Daily, DailyEntry, EditorialAction
@@ -63,15 +64,21 @@ def cutoff(track: Track, date: dt.date) -> dt.datetime:
     return dt.datetime.combine(date, track.assemble_at, tzinfo=tz)
 
 
-def daily_candidates(track: Track, date: dt.date) -> list[Paper]:
+def candidate_papers(track: Track, date: dt.date) -> QuerySet[Paper]:
     """Papers ingested for the track since the previous daily's cut-off, up to this one's,
-    that no published daily of the track has selected."""
+    that no published daily of the track has selected: the candidates assembly scores and
+    the daily's selection chart counts."""
     start, end = window(track, date)
     papers = Paper.objects.filter(tracks=track, created_at__lte=end)
     if start is not None:
         papers = papers.filter(created_at__gt=start)
     selected = DailyEntry.objects.published().filter(daily__track=track).values("paper_id")
-    return list(papers.exclude(pk__in=selected).select_related("venue").order_by("pk"))
+    return papers.exclude(pk__in=selected)
+
+
+def daily_candidates(track: Track, date: dt.date) -> list[Paper]:
+    """``candidate_papers`` with their venues, in id order."""
+    return list(candidate_papers(track, date).select_related("venue").order_by("pk"))
 
 
 def window(track: Track, date: dt.date) -> tuple[dt.datetime | None, dt.datetime]:

@@ -12,53 +12,23 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from django.db import transaction
-from django.db.models import Prefetch, Q, prefetch_related_objects
-
-from digest_site import fragment_cache
-from digest_site.rows import run
+from django.db.models import Prefetch, Q
 
 if TYPE_CHECKING:
-    from digest_site.rows import Read
     from papers.models import Paper
 
 PrefetchFactory = Callable[[str], Prefetch]
-# The same read for papers already in hand: it sets, on each of ``papers`` (by id), the
-# attribute the prefetch's ``to_attr`` names to an empty list, and returns the read
-# (``digest_site.rows.Read``; None for no papers) that fills it. The public pages read their
-# papers by hand-written SQL (``selectors.read_paper_lists``); building and compiling a
-# prefetch's queryset costs several times running it.
-PaperReader = Callable[[dict[int, "Paper"]], "Read | None"]
 _paper_prefetches: list[PrefetchFactory] = []
-_paper_readers: dict[PrefetchFactory, PaperReader] = {}
 
 
-def register_paper_prefetch(factory: PrefetchFactory, reader: PaperReader | None = None) -> None:
-    """``factory(prefix)`` returns a Prefetch whose lookup starts with ``prefix``;
-    ``reader``, when given, makes the same read for papers in hand."""
+def register_paper_prefetch(factory: PrefetchFactory) -> None:
+    """``factory(prefix)`` returns a Prefetch whose lookup starts with ``prefix``."""
     if factory not in _paper_prefetches:
         _paper_prefetches.append(factory)
-    if reader is not None:
-        _paper_readers[factory] = reader
 
 
 def paper_prefetches(prefix: str = "") -> list[Prefetch]:
     return [factory(prefix) for factory in _paper_prefetches]
-
-
-def read_paper_prefetches(papers: list[Paper], *also: Read | None) -> None:
-    """Apply every registered prefetch to ``papers``: the readers' reads, with ``also`` (the
-    caller's own reads), run together (``rows.run``: one round trip on PostgreSQL); then
-    each prefetch without a reader (``prefetch_related_objects``)."""
-    by_id = {paper.pk: paper for paper in papers}
-    reads, without_reader = list(also), []
-    for factory in _paper_prefetches:
-        if reader := _paper_readers.get(factory):
-            reads.append(reader(by_id))
-        else:
-            without_reader.append(factory(""))
-    run(reads)
-    if without_reader:
-        prefetch_related_objects(papers, *without_reader)
 
 
 # Features apps above us give papers ("deep_dive": the paper has a published deep dive), so
@@ -133,7 +103,7 @@ _related_papers: list[RelatedPapers] = []
 def register_related_papers(provider: RelatedPapers) -> None:
     """``provider(paper, language=…)`` returns a few published papers like ``paper`` (as the
     paper page reads it: ``selectors.paper_page``), most similar first, each with its
-    summaries in ``summary_list`` (``selectors.paper_headings`` reads what the list prints);
+    summaries (``selectors.paper_headings`` reads what the list prints);
     the page lists the last registered provider's."""
     _related_papers[:] = [provider]
 
@@ -165,9 +135,6 @@ def paper_filter(name: str) -> Q:
 # the home page's "All papers", "mail-links" and "mail-links-text" after a paper in the
 # digest mail (HTML and plain text). Those templates name the place (``{% fragments %}``),
 # never the other app's data; the fragments read what that app's prefetches put on the paper.
-# "paper-marks" and "entry-actions" are places of the Jinja partials a list repeats
-# (digest_site/jinja.py), so their fragments are Jinja templates (<app>/jinja2/); the other
-# places' are Django templates.
 _fragments: dict[str, list[str]] = {}
 
 
@@ -177,8 +144,6 @@ def register_fragment(place: str, template_name: str) -> None:
     names = _fragments.setdefault(place, [])
     if template_name not in names:
         names.append(template_name)
-        # The kept entries and index items were rendered without it (keyed by their data).
-        fragment_cache.clear()
 
 
 def fragments(place: str) -> list[str]:

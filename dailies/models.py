@@ -13,9 +13,9 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import Max, Min, Q
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from digest_site.slug_urls import slug_url
 from digest_site.visibility import Reader, may_preview
 from papers.models import SCORE_MAX, SCORE_MIN, SCORE_VALIDATORS, Paper, Summary, Track
 
@@ -140,8 +140,7 @@ class Daily(models.Model):
         return f"{self.track.slug} {self.date:%Y-%m-%d}"
 
     def get_absolute_url(self) -> str:
-        # Linked down the index and the archives: the track's prefix is reversed once.
-        return slug_url("dailies:daily", self.track.slug, self.date)
+        return reverse("dailies:daily", args=[self.track.slug, self.date])
 
     @property
     def is_published(self) -> bool:

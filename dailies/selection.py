@@ -2,25 +2,20 @@
 
 A daily's candidates are the papers of its track ingested in its window (after the previous
 daily's cut-off, up to its own) plus the papers it selected; each counts with its newest
-score for the track recorded up to the daily's assembly. Read in one query, whatever the
-number of candidates, as plain rows: the chart needs only each candidate's total, and the
-page prints the record of a few (its entries' and the near misses).
+score for the track recorded up to the daily's assembly. The candidates are assembly's own
+(``assembly.candidate_papers``), so the chart, the staff preview and assembly count the same.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import Q
 
-from dailies.assembly import cutoff
+from dailies.assembly import candidate_papers
 from dailies.models import Daily, DailyEntry
-from digest_site.rows import Columns, Read, one_of, table
-from papers.languages import Language
-from papers.models import SCORE_MAX, SCORE_MIN, Paper, Score
+from papers.models import SCORE_MAX, SCORE_MIN, Score
 
 # Histogram bins: SCORE_MIN..SCORE_MAX in steps of BIN_WIDTH (16 bins of 0.25).
 BIN_WIDTH = Decimal("0.25")
@@ -52,43 +47,14 @@ class Bar:
     label: str
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A candidate's newest score, with what the page prints of it and of its paper (its
-    ``title`` and ``short_name``, so ``full_title`` reads it as it reads a paper). The
-    rubric is kept as its stored JSON and decoded when a breakdown prints it: the chart
-    needs only the totals of every candidate, the page the rubric of a dozen."""
-
-    paper_id: int
-    total: Decimal
-    created_at: dt.datetime
-    rationale_en: str
-    rationale_zh: str
-    scorer: str
-    scorer_version: str
-    title: str
-    short_name: str
-    criteria_json: str
-
-    @property
-    def criteria(self) -> dict:
-        """The rubric, as ``Score.criteria`` reads it."""
-        return json.loads(self.criteria_json)
-
-    def rationale(self, language: str) -> str:
-        if language == Language.ZH:
-            return self.rationale_zh or self.rationale_en
-        return self.rationale_en or self.rationale_zh
-
-
 @dataclass
 class Selection:
-    scores: list[Candidate]  # one per candidate, best first
+    scores: list[Score]  # one per candidate, best first
     selected_ids: set[int]
     min_score: Decimal | None
     recorded: int | None  # the candidate count the daily recorded
     shown_low: Decimal | None = None  # the lowest score the daily shows on an entry
-    by_paper: dict[int, Candidate] = field(default_factory=dict)
+    by_paper: dict[int, Score] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_paper = {s.paper_id: s for s in self.scores}
@@ -114,7 +80,7 @@ class Selection:
         return self.recorded is not None and self.count < self.recorded
 
     @property
-    def near_misses(self) -> list[Candidate]:
+    def near_misses(self) -> list[Score]:
         """The best unselected candidates, best first (ties: the lower paper id first)."""
         return [s for s in self.scores if s.paper_id not in self.selected_ids][:NEAR_MISSES]
 
@@ -171,88 +137,42 @@ class Selection:
         }
 
 
-# What a Candidate is read from, in its fields' order (then the rubric's JSON as stored).
-_SCORE = Columns(
-    Score,
-    "s",
-    [
-        "paper",
-        "total",
-        "created_at",
-        "rationale_en",
-        "rationale_zh",
-        "scorer",
-        "scorer_version",
-    ],
-)
-_TITLES = Columns(Paper, "p", ["title", "short_name"])
+# What the chart and the score breakdowns print of a candidate's score and its paper.
+_PRINTED = [
+    "paper",
+    "total",
+    "created_at",
+    "rationale_en",
+    "rationale_zh",
+    "scorer",
+    "scorer_version",
+    "criteria",
+    "paper__title",
+    "paper__short_name",
+]
 
 
-def selection_read(
-    daily: Daily, entries: list[DailyEntry], *, previous_date: dt.date | None
-) -> Read:
-    """The read of the candidates of ``daily`` with their scores (one query, by hand-written
-    SQL: ``digest_site.rows``); once it has run (``rows.run``, with the page's other reads),
-    ``daily.selection`` is their Selection.
-
-    ``previous_date`` is the date of the track's daily before it (its cut-off opens the
-    window); ``entries`` the daily's entries, whose papers always count as candidates.
-    """
-    selected_ids = sorted({e.paper_id for e in entries})
-    # The candidates as one set of papers: the database finds them by the window's index
-    # (papers_paper_created_idx) and the selected ids' key, then their scores by paper,
-    # never scanning the track's; the titles come from the same rows (at a year's scale the
-    # window holds every track's papers of the day, five times the track's).
-    window, params = "p.created_at <= %s", [cutoff(daily.track, daily.date)]
-    if previous_date is not None:
-        window += " AND p.created_at > %s"
-        params.append(cutoff(daily.track, previous_date))
-    selected, selected_params = one_of(selected_ids)
-    # As assembly (``daily_candidates``): the track's papers, less those another published
-    # daily of the track selected (a paper readers saw there is no near miss here).
-    tracks = Paper.tracks.through
-    published = (
-        f"SELECT e.paper_id FROM {table(DailyEntry)} e JOIN {table(Daily)} d ON d.id = e.daily_id "
-        f"WHERE d.track_id = %s AND d.status = %s AND d.id <> %s"
+def daily_selection(daily: Daily, entries: list[DailyEntry]) -> Selection:
+    """The candidates of ``daily`` (``assembly.candidate_papers``, and the papers of its
+    ``entries``, which always count) with their newest scores for the track, recorded up to
+    the daily's assembly for the ones it did not select: two queries."""
+    selected_ids = {e.paper_id for e in entries}
+    track = daily.track
+    scores = Score.objects.filter(track=track).filter(
+        Q(paper__in=candidate_papers(track, daily.date).values("pk")) | Q(paper__in=selected_ids)
     )
-    sql = (
-        f"SELECT {_SCORE.sql}, {_TITLES.sql}, s.criteria FROM {table(Paper)} p "
-        f"JOIN {table(Score)} s ON s.paper_id = p.id "
-        f"WHERE s.track_id = %s AND (({window} "
-        f"AND p.id IN (SELECT t.paper_id FROM {table(tracks)} t WHERE t.track_id = %s) "
-        f"AND p.id NOT IN ({published})) OR p.id {selected})"
-    )
-    params = [
-        daily.track_id,
-        *params,
-        daily.track_id,
-        daily.track_id,
-        Daily.Status.PUBLISHED,
-        daily.pk,
-        *selected_params,
-    ]
     if daily.assembled_at is not None:
         # What assembly saw: a rescoring after the daily went out does not rewrite it.
-        sql += f" AND (s.created_at <= %s OR s.paper_id {selected})"
-        params += [daily.assembled_at, *selected_params]
-    sql += " ORDER BY s.paper_id, s.created_at DESC, s.id DESC"
-
-    def apply(rows: list[tuple]) -> None:
-        latest: dict[int, Candidate] = {}
-        db = connections[DEFAULT_DB_ALIAS]
-        for row in rows:
-            if row[0] not in latest:
-                latest[row[0]] = Candidate(
-                    *_SCORE.values(row, db=db),
-                    *_TITLES.values(row, len(_SCORE), db),
-                    row[len(_SCORE) + len(_TITLES)],
-                )
-        daily.selection = Selection(
-            scores=sorted(latest.values(), key=lambda s: (-s.total, s.paper_id)),
-            selected_ids=set(selected_ids),
-            min_score=daily.track.min_score,
-            recorded=daily.candidates_scored,
-            shown_low=min((e.score for e in entries if e.score is not None), default=None),
-        )
-
-    return Read(sql, params, apply)
+        scores = scores.filter(Q(created_at__lte=daily.assembled_at) | Q(paper__in=selected_ids))
+    latest: dict[int, Score] = {}
+    for score in (
+        scores.select_related("paper").only(*_PRINTED).order_by("paper", "-created_at", "-pk")
+    ):
+        latest.setdefault(score.paper_id, score)
+    return Selection(
+        scores=sorted(latest.values(), key=lambda s: (-s.total, s.paper_id)),
+        selected_ids=selected_ids,
+        min_score=track.min_score,
+        recorded=daily.candidates_scored,
+        shown_low=min((e.score for e in entries if e.score is not None), default=None),
+    )

@@ -4,7 +4,6 @@ search and topic pages are the search app's (``search.views``)."""
 from __future__ import annotations
 
 import datetime as dt
-from functools import partial
 
 from django.conf import settings
 from django.core.paginator import InvalidPage, Paginator
@@ -13,14 +12,12 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
-from dailies import daily_page, selectors
+from dailies import selectors
 from dailies.extensions import related_papers
 from dailies.models import DailyStats
-from dailies.selection import selection_read
 from digest_site.context_processors import THEME_COOKIE, THEMES
 from digest_site.page_cache import tag
 from digest_site.visibility import may_preview
-from papers.languages import pick_language
 from papers.models import Track
 
 
@@ -35,30 +32,19 @@ def page_or_404(request: HttpRequest, items, per_page: int | None = None):
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    sections = selectors.home_tracks(language=get_language())
     tag(request, "dailies", "tracks", "topics", "index")
     return render(
         request,
         "dailies/home.html",
-        {
-            "tracks": [section.track for section in sections],
-            "sections": daily_page.home_sections(sections),
-            "topics": selectors.published_topics(),
-        },
+        {"sections": selectors.home_sections(), "topics": selectors.published_topics()},
     )
 
 
 def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpResponse:
-    daily = selectors.daily_page(track, date, user=request.user)
-    if daily is None:
+    page = selectors.daily_page(track, date, user=request.user)
+    if page is None:
         raise Http404("no such daily")
-    language = get_language()
-    # The selection is read with the entries' papers' lists (one round trip).
-    entries = selectors.daily_page_entries(
-        daily, partial(selection_read, daily, previous_date=daily.previous_date), language=language
-    )
-    selection = daily.selection
-    previous, following = daily_page.neighbours(daily)
+    daily, entries = page.daily, page.entries
     tag(request, f"daily:{daily.pk}", f"track:{daily.track.slug}")
     tag(request, *(f"paper:{entry.paper_id}" for entry in entries))
     return render(
@@ -68,27 +54,13 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
             "daily": daily,
             "track": daily.track,
             "entries": entries,
-            "entries_html": daily_page.entries_html(
-                entries,
-                selection,
-                track=daily.track,
-                language=language,
-                published_at=daily.published_at,
-            ),
-            "selection": selection,
-            "selection_words": daily_page.selection_words(selection),
-            "near_misses": daily_page.near_miss_rows(
-                selection, track=daily.track, language=language
-            ),
+            "selection": page.selection,
             "any_score": any(e.score is not None for e in entries),
             "stats": DailyStats.from_entries(daily.candidates_scored, entries),
-            "previous": previous,
-            "following": following,
+            "previous": page.previous,
+            "following": page.following,
             "preview": not daily.is_published,
         },
-        # Written in Jinja, frame and all (digest_site/jinja2/site/base.html): the page
-        # readers load most.
-        using="jinja2",
     )
 
 
@@ -96,13 +68,12 @@ def track_archive(request: HttpRequest, track: str) -> HttpResponse:
     track_obj = get_object_or_404(Track, slug=track, is_active=True)
     page = page_or_404(request, selectors.track_archive(track_obj))
     dailies = list(page.object_list)
-    leads, counts = selectors.daily_cards(dailies, language=get_language())
     tag(request, f"track:{track_obj.slug}", "dailies")
-    tag(request, *(f"paper:{lead.paper_id}" for lead in leads.values()))
+    tag(request, *(f"paper:{lead.paper_id}" for daily in dailies for lead in daily.leads))
     return render(
         request,
         "dailies/track.html",
-        {"track": track_obj, "page": page, "dailies": dailies, "leads": leads, "counts": counts},
+        {"track": track_obj, "page": page, "dailies": dailies},
     )
 
 
@@ -144,9 +115,9 @@ def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "dailies/paper.html",
         {
             "paper": paper,
-            "summary": pick_language(paper.summary_list, language),
+            "summary": paper.summary(language),
             # Each with its summary in the page's language, else the other's.
-            "related": [(other, pick_language(other.summary_list, language)) for other in related],
+            "related": [(other, other.summary(language)) for other in related],
             "entries": paper.published_entries,
             "scores": paper.score_list,
             "preview": staff and not any(e.daily.is_published for e in paper.published_entries),

@@ -17,15 +17,13 @@ class DeepdivesConfig(AppConfig):
         from deepdives.selectors import (
             deep_dive_prefetch,
             papers_with_published_deep_dive,
-            read_deep_dives,
-            read_reference_codes,
             reference_code_prefetch,
         )
 
         # Daily, index and paper pages link deep dives and reference code; dailies can't
         # import us, so we hand it the prefetches.
-        register_paper_prefetch(deep_dive_prefetch, read_deep_dives)
-        register_paper_prefetch(reference_code_prefetch, read_reference_codes)
+        register_paper_prefetch(deep_dive_prefetch)
+        register_paper_prefetch(reference_code_prefetch)
         # The pages show them through our fragments, at the places their templates name.
         register_fragment("paper-marks", "deepdives/_paper_marks.html")
         register_fragment("entry-actions", "deepdives/_entry_actions.html")

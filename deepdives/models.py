@@ -5,11 +5,11 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from dailies.selectors import published_papers
 from deepdives.text import markdown_problem, reading_minutes
-from digest_site.slug_urls import slug_url
 from digest_site.visibility import Reader, may_preview
 from papers.languages import Language, localized
 from papers.models import Paper
@@ -68,7 +68,7 @@ class ReferenceCode(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return slug_url("deepdives:code", self.slug)  # linked down every list
+        return reverse("deepdives:code", args=[self.slug])
 
     @property
     def command(self) -> str:
@@ -133,7 +133,7 @@ class DeepDive(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        return slug_url("deepdives:detail", self.slug)
+        return reverse("deepdives:detail", args=[self.slug])
 
     def clean(self) -> None:
         # A body over the rendering bounds would show as plain text: refuse it to its editor.

@@ -32,8 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
-from typing import TypeVar
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.core.cache import cache
@@ -48,7 +47,6 @@ ALL = "all"
 TAG_TIMEOUT = None
 _NEVER = float("-inf")
 Token = tuple[int, float]
-T = TypeVar("T")
 
 
 def tag_key(tag: str) -> str:
@@ -250,33 +248,3 @@ def retire_pending() -> bool:
         except Exception as error:  # left for the next tick, which retires once more
             log.warning("cache tags: the pending retirements are not cleared (%s)", error)
     return True
-
-
-# How long a value kept under a tag lives (``kept_under``): a day, so that values of
-# retired versions leave the cache on their own.
-KEPT_TIMEOUT = 24 * 60 * 60
-
-
-def kept_under(tag: str, name: str, compute: Callable[[], T]) -> T:
-    """``compute()``, worked out once per version of ``tag`` and kept in the cache: for
-    site-wide figures only a change of ``tag`` changes (the topics' paper counts).
-
-    The value must pickle small and plain (ids and numbers). When the cache is down,
-    ``compute()`` is called each time; its errors are its own.
-    """
-    try:
-        version = versions((tag, ALL), settings.PAGE_CACHE_VERSION_RECHECK_MS / 1000)
-        if None in version.values():
-            version = stamp((tag, ALL))
-        key = f"kept:{name}:{version[tag][0]}:{version[ALL][0]}"
-        value = cache.get(key)
-    except Exception as error:  # the cache is down: work it out here
-        log.warning("cache tags: %s worked out uncached (%s)", name, error)
-        return compute()
-    if value is None:
-        value = compute()
-        try:
-            cache.set(key, value, KEPT_TIMEOUT)
-        except Exception as error:
-            log.warning("cache tags: %s not kept (%s)", name, error)
-    return value

@@ -9,8 +9,6 @@ from django.templatetags.static import static
 from django.urls import NoReverseMatch, get_script_prefix, reverse, translate_url
 from django.utils.translation import get_language, gettext, override
 
-from digest_site.slug_urls import plain_url
-
 # The theme cookie's name and values: see dailies.views.theme_set.
 THEME_COOKIE = "theme"
 THEMES = ("light", "dark")
@@ -58,7 +56,7 @@ def site(request: HttpRequest) -> dict:
         {
             "label": label,
             "current": (mode == theme) or (mode == "auto" and not theme),
-            "url": plain_url("dailies:theme", mode) + "?" + urlencode({"next": here}),
+            "url": reverse("dailies:theme", args=[mode]) + "?" + urlencode({"next": here}),
         }
         for mode, label in labels.items()
     ]
@@ -75,8 +73,7 @@ def site(request: HttpRequest) -> dict:
         "stylesheet_url": _static("css/site.css", get_script_prefix()),
         "icon_url": _static("favicon.svg", get_script_prefix()),
     }
-    # As one value for the frame's Jinja pieces (digest_site/jinja2/site/), which get only
-    # what they are given; the pages' own templates read the language.
+    # As one value for the frame's pieces (templates/site/); the pages read the language.
     return {"LANG": current, "site": values}
 
 

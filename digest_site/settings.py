@@ -133,22 +133,6 @@ TEMPLATES = [
             ],
         },
     },
-    {
-        # The partials a page repeats down a list: <app>/jinja2/ (digest_site/jinja.py).
-        "BACKEND": "django.template.backends.jinja2.Jinja2",
-        "NAME": "jinja2",
-        # The site's own pieces (the frame every page shares: digest_site/jinja2/site/).
-        "DIRS": [BASE_DIR / "digest_site" / "jinja2"],
-        "APP_DIRS": True,
-        "OPTIONS": {
-            "environment": "digest_site.jinja.environment",
-            # For the pages written in Jinja (the daily page): their frame's values.
-            "context_processors": [
-                "digest_site.context_processors.site",
-                "digest_site.jinja.page_values",
-            ],
-        },
-    },
 ]
 
 # Database: SQLite file by default, anything dj-database-url understands otherwise.
@@ -170,10 +154,6 @@ if DATABASE_URL:
         # 130 s (libpq counts whole seconds, 2 at least).
         options = DATABASES["default"].setdefault("OPTIONS", {})
         options.setdefault("connect_timeout", env_int("DB_CONNECT_TIMEOUT", 5, minimum=2))
-        # Statements may be prepared (Django turns it off): only the public pages' reads ask
-        # for it (digest_site.rows.fetch); the ORM's cursors bind on the client and never do.
-        # DB_PREPARE=0 behind a pooler that does not keep a session per connection.
-        options.setdefault("prepare_threshold", 5 if env_bool("DB_PREPARE", True) else None)
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -402,12 +382,6 @@ CDN_PURGE_URLS = env_list("CDN_PURGE_URLS")
 CDN_PURGE_KEY = env_str("CDN_PURGE_KEY") or ""
 # The bodies each process keeps of the pages it served last, ready to send.
 PAGE_CACHE_LOCAL_BYTES = env_int("PAGE_CACHE_LOCAL_BYTES", 16 * 1024 * 1024, minimum=0)
-# A daily's entries rendered, kept per process under their own data (digest_site/
-# fragment_cache.py): a page rendered afresh after a bump renders only what changed. An
-# entry is ~3 KB of HTML under a key of ~5 KB: ~8 MB a process at the bound, the entries of
-# some 50 dailies in each language.
-FRAGMENT_CACHE_ENABLED = env_bool("FRAGMENT_CACHE", True)
-FRAGMENT_CACHE_KEPT = env_int("FRAGMENT_CACHE_KEPT", 1000, minimum=0)
 
 # Mail (the email digest and its confirmations): EMAIL_URL is smtp://user:pass@host:587?tls=1,
 # smtps://user:pass@host:465 or unset, which prints every mail to the console.

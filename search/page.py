@@ -10,6 +10,7 @@ from django.http import QueryDict
 from django.utils.safestring import SafeString
 
 from dailies.selectors import parse_date
+from papers.languages import pick_language
 from papers.models import Paper, Summary, Topic
 from search.backends import Filters, Hit
 from search.highlight import best_excerpt, highlight
@@ -72,6 +73,10 @@ class ResultRow:
     # The summary the excerpt was cut from (None: from the abstract, or no excerpt): a
     # machine's draft says so under it.
     excerpt_summary: Summary | None = None
+    # The excerpt came from another text than the headline's summary (the abstract, the
+    # summary in the other language), which then has no note on the item: a machine's
+    # headline is marked beside it (``digest.headline_mark``).
+    marks_headline: bool = False
 
 
 def result_rows(
@@ -79,10 +84,10 @@ def result_rows(
 ) -> list[ResultRow]:
     """Each hit's paper with its title marked and an excerpt around the first match: from
     the summary in the reader's language, else the other summary, else the abstract.
-    Reads the summaries read with the papers (``summary_list``: ``read_index_lists``)."""
+    Reads the summaries read with the papers (``selectors.search_result_papers``)."""
     rows = []
     for paper, hit in pairs:
-        summaries = sorted(paper.summary_list, key=lambda s: s.language != language)
+        summaries = sorted(paper.summaries.all(), key=lambda s: s.language != language)
         texts = [(s.body, s.language) for s in summaries]
         if paper.abstract:
             texts.append((paper.abstract, "en"))
@@ -90,6 +95,7 @@ def result_rows(
         if found := best_excerpt(texts, highlighter):
             row.excerpt, row.excerpt_language, at = found
             row.excerpt_summary = summaries[at] if at < len(summaries) else None
+            row.marks_headline = row.excerpt_summary is not pick_language(summaries, language)
         rows.append(row)
     return rows
 

@@ -14,7 +14,6 @@ import math
 from collections import Counter
 
 from dailies.selectors import paper_headings
-from papers.languages import pick_language
 from papers.models import Paper
 from search import backends
 from search.backends import Match
@@ -26,11 +25,10 @@ QUERY_TERMS = 12
 
 
 def _paper_terms(paper: Paper, language: str) -> Counter[str]:
-    """Reads the summaries and topics read with the paper (``summary_list``,
-    ``topic_list``: ``dailies.selectors.paper_page``)."""
+    """Reads the summaries and topics read with the paper (``dailies.selectors.paper_page``)."""
     texts = [paper.title, paper.short_name]
-    texts += [topic.name(language) for topic in paper.topic_list]
-    summary = pick_language(paper.summary_list, language)
+    texts += [topic.name(language) for topic in paper.topics.all()]
+    summary = paper.summary(language)
     if summary is not None:
         texts += [summary.headline, summary.takeaway, summary.body]
     counts: Counter[str] = Counter()
@@ -42,7 +40,7 @@ def _paper_terms(paper: Paper, language: str) -> Counter[str]:
 
 def related_papers(paper: Paper, *, language: str) -> list[Paper]:
     """Up to RELATED_PAPERS published papers like ``paper``, most similar first, each with
-    its summaries' headlines (``summary_list``: ``selectors.paper_headings``)."""
+    its summaries' headlines (``selectors.paper_headings``)."""
     counts = _paper_terms(paper, language)
     if not counts:
         return []

@@ -28,18 +28,17 @@ def paper_index(request: HttpRequest) -> HttpResponse:
     if params.active:
         page = keyset_page_or_404(
             request.GET,
-            browse(params.filters).prefetch_related(None),
+            browse(params.filters),
             count=browse_count(params.filters),
             query=params.query_string(),
         )
     else:
         page = keyset_page_or_404(
             request.GET,
-            selectors.index_papers().prefetch_related(None),
+            selectors.index_papers(),
             count=selectors.index_paper_count(),
         )
     papers = list(page.object_list)
-    selectors.read_index_lists(papers, language=get_language())
     return render(
         request,
         "search/paper_index.html",
@@ -66,7 +65,6 @@ def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
     hits = list(page.object_list)
     pairs = in_hit_order(hits, selectors.search_result_papers([h.paper_id for h in hits]))
     papers = [paper for paper, _ in pairs]
-    selectors.read_index_lists(papers)
     return render(
         request,
         "search/paper_index.html",
@@ -109,10 +107,9 @@ def topic_detail(request: HttpRequest, slug: str) -> HttpResponse:
     topic = get_object_or_404(Topic, slug=slug)
     page = keyset_page_or_404(
         request.GET,
-        selectors.index_papers().filter(topics=topic).prefetch_related(None),
+        selectors.index_papers().filter(topics=topic),
         count=selectors.index_paper_count(topic=topic),
     )
     papers = list(page.object_list)
-    selectors.read_index_lists(papers, language=get_language())
     tag(request, f"topic:{topic.slug}", *(f"paper:{paper.pk}" for paper in papers))
     return render(request, "search/topic.html", {"topic": topic, "page": page, "papers": papers})

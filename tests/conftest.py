@@ -41,16 +41,14 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    from digest_site import cache_tags, fragment_cache
+    from digest_site import cache_tags
 
     # The database is rolled back between tests, so the same rows come back with the same
-    # keys: each test starts with no page, no fragment and no tag version kept.
+    # keys: each test starts with no page and no tag version kept.
     cache.clear()
-    fragment_cache.clear()
     cache_tags.forget()
     yield
     cache.clear()
-    fragment_cache.clear()
     cache_tags.forget()
 
 

@@ -182,10 +182,8 @@ def test_its_candidates_are_those_ingested_since_the_previous_dailys_cut_off(db,
 
 
 def test_each_candidate_carries_its_newest_rubric_as_stored(db):
-    """The read keeps a candidate's rubric as its stored JSON and decodes it when a breakdown
-    prints it: equal to what the ORM gives, in the stored order, for the newest score."""
-    from dailies.selection import selection_read
-    from digest_site.rows import run
+    """A candidate's rubric is its newest score's, in the stored order."""
+    from dailies.selection import daily_selection
 
     daily, selected, others = _daily_with_candidates(2)
     newest = Score.objects.create(
@@ -197,8 +195,7 @@ def test_each_candidate_carries_its_newest_rubric_as_stored(db):
         scorer_version="1",
     )
     entries = list(daily.entries.all())
-    run([selection_read(daily, entries, previous_date=None)])
-    by_paper = daily.selection.by_paper
+    by_paper = daily_selection(daily, entries).by_paper
     assert by_paper[others[0].pk].criteria == Score.objects.get(pk=newest.pk).criteria
     assert list(by_paper[others[0].pk].criteria) == list(Score.objects.get(pk=newest.pk).criteria)
     assert by_paper[selected[0].pk].criteria == {"relevance": 4, "novelty": 3}
@@ -247,3 +244,27 @@ def test_a_near_miss_rationale_is_in_the_pages_language_only(db, anonymous):
     assert shown and all(not re.search(r"[A-Za-z]{3,}", text) for text in shown), shown
     assert "（无）" in result.rationale_zh and "none" not in result.rationale_zh
     assert f"Rationale of {others[1].slug}." not in near
+
+
+def test_a_draft_the_day_before_closes_the_window_for_readers_as_for_assembly(
+    db, anonymous, editor_client
+):
+    """Issue 35: with the previous day's daily left as a draft, the public chart of the next
+    published daily counted a candidate of the draft's window (``bar-other: 2``) that the
+    staff preview and assembly do not (1): the window is assembly's, whoever reads."""
+    from dailies.assembly import daily_candidates
+
+    track = make_track(min_score=Decimal("3.00"))
+    make_daily(date=DATE - dt.timedelta(days=2), track=track, papers=[make_paper()])
+    make_daily(date=DATE - dt.timedelta(days=1), track=track, papers=[make_paper()], status="draft")
+    selected = _candidate(track, "4.60")
+    in_window = _candidate(track, "3.40")
+    drafts_own = _candidate(track, "3.45")
+    Paper.objects.filter(pk=drafts_own.pk).update(created_at=IN_WINDOW - dt.timedelta(days=1))
+    make_daily(date=DATE, track=track, papers=[selected], scores=["4.60"])
+    url = f"/en/infra/{DATE}/"
+    public = _bars(anonymous.get(url).content.decode())
+    cache.clear()
+    preview = _bars(editor_client.get(url).content.decode())
+    assert public == preview == {"bar-selected": 1, "bar-other": 1}
+    assert [p.pk for p in daily_candidates(track, DATE)] == [in_window.pk]

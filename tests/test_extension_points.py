@@ -11,9 +11,8 @@ from types import SimpleNamespace
 from unittest import mock
 
 import pytest
-from django.template import Context, Engine, Template, engines
+from django.template import Context, Engine, Template
 from django.utils import translation
-from django.utils.translation import gettext
 
 import dailies
 import subscriptions
@@ -30,7 +29,6 @@ def test_no_dailies_template_or_template_tag_names_a_deep_dive():
     dailies_root = Path(dailies.__file__).parent
     files = [
         *dailies_root.joinpath("templates").rglob("*.*"),
-        *dailies_root.joinpath("jinja2").rglob("*.*"),
         *dailies_root.joinpath("templatetags").rglob("*.py"),
         *Path(subscriptions.__file__).parent.joinpath("templates").rglob("*.*"),
     ]
@@ -74,18 +72,18 @@ def test_the_fragments_of_a_place_render_in_order_with_the_given_paper(place):
     assert html.count("All deep dives") == 1
 
 
-def test_the_places_of_the_jinja_partials_render_jinja_fragments_in_order(place):
-    """The partials a page repeats down a list (digest_site/jinja.py) render their places'
-    fragments from the Jinja folders, with the paper they give."""
+def test_the_places_of_the_lists_render_their_fragments_in_order(place):
+    """The places a list repeats (an entry's actions, an index item's marks) render their
+    fragments with the paper they give."""
     extensions.register_fragment(place, "deepdives/_paper_marks.html")
     extensions.register_fragment(place, "deepdives/_entry_actions.html")
     extensions.register_fragment(place, "deepdives/_paper_marks.html")  # once is enough
-    page = engines["jinja2"].from_string('[{{ fragments("test-place", paper=other) }}]')
+    page = Template('{% load fragments %}[{% fragments "test-place" paper=other %}]')
     other = _paper_with_a_dive("/en/deep-dives/y/")
     other.deep_dive_list[0].minutes = lambda language: 4
     other.reference_code_list = []
     with translation.override("en"):
-        html = page.render({"other": other, "_": gettext})
+        html = page.render(Context({"other": other}))
     assert html == (
         '[ · <a class="deep-dive-marker" href="/en/deep-dives/y/">Deep dive</a>'
         '<a class="deep-dive-link" href="/en/deep-dives/y/">Deep dive · 4 min →</a>\n    ]'
@@ -98,20 +96,13 @@ def test_a_page_looks_its_fragments_up_once_not_once_per_entry(db, anonymous, se
     make_daily(papers=papers)
     for paper in papers[:3]:
         make_deep_dive(paper)
-    loader = engines["jinja2"].env.loader
-    with (
-        mock.patch.object(
-            Engine, "get_template", autospec=True, side_effect=Engine.get_template
-        ) as django_lookups,
-        mock.patch.object(loader, "get_source", wraps=loader.get_source) as jinja_loads,
-    ):
-        pages = [anonymous.get("/en/infra/2026-10-28/").content.decode() for _ in range(2)]
-    assert all(html.count('class="deep-dive-link"') == 3 for html in pages)
-    # Not a Django template, and read from its file at most once (then from Jinja's cache),
-    # where the daily's six entries render it six times a page.
-    assert "deepdives/_entry_actions.html" not in [c.args[1] for c in django_lookups.mock_calls]
-    loaded = [c.args[1] for c in jinja_loads.mock_calls]
-    assert loaded.count("deepdives/_entry_actions.html") <= 1
+    with mock.patch.object(
+        Engine, "get_template", autospec=True, side_effect=Engine.get_template
+    ) as lookups:
+        html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    assert html.count('class="deep-dive-link"') == 3
+    # Where the daily's six entries render it six times a page.
+    assert [c.args[1] for c in lookups.mock_calls].count("deepdives/_entry_actions.html") == 1
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from dailies.models import Daily
-from dailies.selectors import home_tracks
+from dailies.selectors import home_sections
 from papers.models import Track
 from search.related import RELATED_PAPERS
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
@@ -82,8 +82,8 @@ def test_the_home_page_query_count_is_pinned_and_does_not_grow(db, anonymous):
         papers=[make_paper(topics=("b",), orgs=("X",)) for _ in range(8)],
     )
     assert _home_queries(anonymous) == small
-    # tracks, dailies, then entries, leads and counts, then organizations and summaries
-    # (selectors.home_tracks), topics
+    # tracks, dailies (with their counts), their leads and the leads' summaries, the newest
+    # dailies' entries, their organizations and summaries (selectors.home_sections), topics
     assert small == 8
 
 
@@ -110,18 +110,18 @@ def test_the_home_page_reads_only_each_tracks_newest_dailies(db, anonymous, sett
         _archive(track, paper, range(3, 30))
     assert _home_queries(anonymous) == few == 8
     with CaptureQueriesContext(connection) as ctx:
-        shown = _dailies_shown(home_tracks(language="en", recent=6))
-    # the tracks, their dailies; the newest's entries, the leads, the counts; organizations,
-    # summaries
+        shown = _dailies_shown(home_sections(recent=6))
+    # the tracks, their dailies, the leads and their summaries, the newest's entries, their
+    # organizations and summaries
     assert len(ctx.captured_queries) == 7
     assert _rows_returned(ctx.captured_queries[1]) == 2 * 6  # not 2 * 30
-    assert _rows_returned(ctx.captured_queries[3]) == 2 * 6  # the leads: not 2 * 30
+    assert _rows_returned(ctx.captured_queries[2]) == 2 * 6  # the leads: not 2 * 30
     newest = [dt.date(2026, 10, 28) - dt.timedelta(days=day) for day in range(6)]
     assert {t.slug: [d.date for d in ds] for t, ds in shown} == {"infra": newest, "data": newest}
 
 
 def _dailies_shown(sections) -> list[tuple[Track, list[Daily]]]:
-    return [(section.track, section.values()["dailies"]) for section in sections]
+    return [(section.track, section.dailies) for section in sections]
 
 
 def test_the_home_pages_dailies_are_the_newest_published_with_what_it_prints(db):
@@ -138,7 +138,7 @@ def test_the_home_pages_dailies_are_the_newest_published_with_what_it_prints(db)
             date=dt.date(2026, 10, 28) - dt.timedelta(days=gone_day),
             papers=[paper],
         )
-    shown = _dailies_shown(home_tracks(language="en", recent=6))
+    shown = _dailies_shown(home_sections(recent=6))
     assert [(t.slug, [d.date for d in ds]) for t, ds in shown] == [
         ("infra", [dt.date(2026, 10, 28) - dt.timedelta(days=day) for day in range(6)]),
         ("data", [dt.date(2026, 10, 28), dt.date(2026, 10, 27)]),
@@ -146,12 +146,8 @@ def test_the_home_pages_dailies_are_the_newest_published_with_what_it_prints(db)
     for track, dailies in shown:
         assert track == Track.objects.get(slug=track.slug)
         for daily in dailies:
-            orm = Daily.objects.get(pk=daily.pk)
-            deferred = daily.get_deferred_fields()
-            assert {"intro_flags", "intro_drafter", "candidates_scored"} <= deferred
-            for field in ("date", "status", "intro_en", "intro_zh", "intro_en_provenance"):
-                assert getattr(daily, field) == getattr(orm, field)
-            assert daily.track is track
+            assert daily.status == Daily.Status.PUBLISHED
+            assert daily.track == track
 
 
 @pytest.mark.parametrize(
@@ -220,8 +216,8 @@ def test_topic_counts_count_each_published_paper_once_and_no_draft(db):
 
 
 def test_the_topic_chips_print_names_as_text_with_their_counts(db, anonymous, settings):
-    """The home page's topics (with their paper counts) and the index's chips are Jinja
-    partials: a topic's name is escaped as the Django templates escaped it."""
+    """The home page's topics (with their paper counts) and the index's chips: a topic's
+    name is escaped."""
     from papers.models import Topic
 
     settings.PAGE_CACHE_ENABLED = False
@@ -229,13 +225,13 @@ def test_the_topic_chips_print_names_as_text_with_their_counts(db, anonymous, se
     Topic.objects.filter(slug="kv").update(name_en='<b>KV</b> & "cache"')
     home = anonymous.get("/en/").content.decode()
     assert (
-        '<a class="chip" href="/en/topics/kv/">&lt;b&gt;KV&lt;/b&gt; &amp; &#34;cache&#34;'
+        '<a class="chip" href="/en/topics/kv/">&lt;b&gt;KV&lt;/b&gt; &amp; &quot;cache&quot;'
         ' <span class="chip-count">2</span></a>'
     ) in home
     index = anonymous.get("/en/papers/?topic=kv").content.decode()
     assert (
         '<a class="chip chip-active" href="?" aria-current="true" title="Remove this filter">'
-        "&lt;b&gt;KV&lt;/b&gt; &amp; &#34;cache&#34; ×</a>"
+        "&lt;b&gt;KV&lt;/b&gt; &amp; &quot;cache&quot; ×</a>"
     ) in index
 
 

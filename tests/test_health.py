@@ -14,10 +14,9 @@ import psycopg
 import pytest
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.management import call_command
-from django.db import DEFAULT_DB_ALIAS, ProgrammingError, connection, connections
+from django.db import connection
 
 from digest_site import health
-from digest_site.rows import Read, fetch, run
 from tests import cache_servers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,8 +210,6 @@ def _terminate_our_backend() -> int:
     return pid
 
 
-# The daily page's first statement is a hand-written read (digest_site.rows), which stands
-# in for the health check; the index page's is the ORM's, after Django's own SELECT 1.
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("path", ["/en/infra/2026-10-28/", "/en/papers/"])
@@ -229,67 +226,3 @@ def test_it_reconnects_after_postgres_drops_its_connections(demo, is_postgres, s
     assert _wsgi_get(path) == 200  # not a 500
     assert connection.connection.info.backend_pid != pid
     assert _wsgi_get("/healthz") == 200
-
-
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_a_pages_first_read_is_its_health_check(demo, is_postgres, settings, monkeypatch):
-    """No SELECT 1 round trip before the daily page's reads on a reused connection: the first
-    read is the check (``rows._first_read_checks``). The same connection serves both."""
-    if not is_postgres:
-        pytest.skip("PostgreSQL only: SQLite connections are not health-checked")
-    settings.PAGE_CACHE_ENABLED = False
-    assert _wsgi_get("/en/infra/2026-10-28/") == 200
-    pid = connection.connection.info.backend_pid
-    wrapper = connections[DEFAULT_DB_ALIAS]
-    checks = []
-    is_usable = wrapper.is_usable
-    monkeypatch.setattr(wrapper, "is_usable", lambda: checks.append(1) or is_usable())
-
-    assert _wsgi_get("/en/infra/2026-10-28/") == 200
-
-    assert checks == []
-    assert connection.connection.info.backend_pid == pid
-
-
-def _request_starts() -> None:
-    # What request_started does to a persistent connection: its check is due again.
-    connection.close_if_unusable_or_obsolete()
-    assert connection.health_check_done is False
-
-
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("how", ["fetch", "run"])
-def test_a_first_read_on_a_dropped_connection_is_made_again_on_a_new_one(is_postgres, how):
-    if not is_postgres:
-        pytest.skip("PostgreSQL only: SQLite has no server to drop connections")
-    fetch("SELECT 1")
-    _request_starts()
-    pid = _terminate_our_backend()
-
-    if how == "fetch":
-        got = fetch("SELECT pg_backend_pid()")
-    else:
-        got = []
-        run([Read("SELECT pg_backend_pid()", [], got.extend), Read("SELECT 2", [], got.extend)])
-
-    assert got[0][0] == connection.connection.info.backend_pid != pid
-
-
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_a_first_read_that_fails_on_its_own_is_not_made_again(is_postgres):
-    """An error of the statement itself (not a dropped connection) is raised, and the
-    connection kept: only a lost connection is retried."""
-    if not is_postgres:
-        pytest.skip("PostgreSQL only: SQLite connections are not health-checked")
-    fetch("SELECT 1")
-    _request_starts()
-    pid = connection.connection.info.backend_pid
-
-    with pytest.raises(ProgrammingError):
-        fetch("SELECT * FROM no_such_table_anywhere")
-
-    assert connection.connection.info.backend_pid == pid
-    assert fetch("SELECT 3") == [(3,)]

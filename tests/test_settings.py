@@ -100,17 +100,6 @@ def test_cache_url_puts_the_cache_apart_from_the_broker(settings_from):
     assert s["CACHES"]["default"]["LOCATION"] == "redis://cache:6379/0"
 
 
-@pytest.mark.parametrize(("value", "threshold"), [(None, 5), ("1", 5), ("0", None)])
-def test_postgres_statements_are_prepared_unless_db_prepare_says_not(
-    settings_from, value, threshold
-):
-    environ = {"DATABASE_URL": "postgres://u@db.internal:5432/digest"}
-    if value is not None:
-        environ["DB_PREPARE"] = value
-    s = settings_from(**environ)
-    assert s["DATABASES"]["default"]["OPTIONS"]["prepare_threshold"] == threshold
-
-
 PRODUCTION = {
     "DJANGO_ENV": "production",
     "SECRET_KEY": SECRET,

@@ -12,7 +12,6 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
 
 from dailies.demo import IMPORT_SCORER
-from digest_site.slug_urls import slug_url
 from papers.languages import Language, localized
 from papers.models import Paper, Summary
 from papers.validators import safe_url as _safe_url
@@ -20,36 +19,6 @@ from papers.validators import safe_url as _safe_url
 register = template.Library()
 
 NATIVE_NAMES = {Language.EN: "English", Language.ZH: "中文"}
-
-
-@register.simple_tag(name="slug_url")
-def slug_url_tag(viewname: str, slug: str) -> str:
-    """``{% url viewname slug %}`` for a URL that ends in the slug, at a fraction of the cost
-    (``digest_site.slug_urls``): for links repeated down a list."""
-    return slug_url(viewname, slug)
-
-
-@register.simple_tag
-def jinja(template_name: str, **values) -> SafeString:
-    """``{% jinja "dailies/_paper_actions.html" paper=paper %}``: a Jinja2 partial
-    (``<app>/jinja2/``), rendered with ``values`` only: the partials a page repeats down a
-    list render several times faster so (``digest_site/jinja.py``)."""
-    from digest_site import jinja as partials  # it reads this module's helpers
-
-    return partials.render(template_name, values)
-
-
-@register.simple_tag
-def kept(template_name: str, **values) -> SafeString:
-    """``{% jinja %}`` kept under its ``values`` (``fragment_cache.partials``): for a partial
-    a page prints once for each of a list that changes seldom, such as the home page's
-    topics and its tracks' feed links, rendered again only when what it is given changes."""
-    from digest_site import fragment_cache
-    from digest_site import jinja as partials
-
-    return partials.render_kept(
-        fragment_cache.partials, template_name, values, lambda: values, partials.translator()
-    )
 
 
 @register.simple_tag
@@ -75,6 +44,7 @@ def safe_url(value: str | None) -> str:
     return _safe_url(value)
 
 
+@register.filter
 def native_name(code: str) -> str:
     return NATIVE_NAMES.get(code, code)
 
@@ -135,11 +105,13 @@ def truncate_clean(text: str | None, length: int = 200) -> str:
     return clean_truncate(text or "", int(length))
 
 
+@register.simple_tag
 def paper_count(count: int) -> str:
     """A daily card's count: "3 papers" / "3 篇"."""
     return ngettext("%(counter)s paper", "%(counter)s papers", count) % {"counter": count}
 
 
+@register.simple_tag
 def scored_candidates(count: int) -> str:
     """A daily's candidates: "Scored 40 candidates"."""
     return ngettext("Scored %(counter)s candidate", "Scored %(counter)s candidates", count) % {
@@ -147,6 +119,7 @@ def scored_candidates(count: int) -> str:
     }
 
 
+@register.simple_tag
 def selected_count(count: int) -> str:
     """A daily's entries: "10 selected"."""
     return ngettext("%(counter)s selected", "%(counter)s selected", count) % {"counter": count}
@@ -205,6 +178,13 @@ def criterion_label(name: str) -> str:
 @register.simple_tag
 def rationale(score) -> str:
     return score.rationale(get_language())
+
+
+@register.simple_tag
+def own_rationale(score) -> str:
+    """The rationale in the page's language only: none rather than the other's text (a
+    daily's score breakdowns)."""
+    return score.rationale_zh if get_language() == Language.ZH else score.rationale_en
 
 
 @register.filter

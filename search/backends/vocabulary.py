@@ -1,7 +1,6 @@
 """The vocabulary both backends keep beside the index: how many indexed papers contain each
 term (``SearchTerm``), and the Latin words as written with the term each indexes as
-(``SearchWord``, for spelling suggestions). Plain ORM, the same on every database, but for
-the counts' read (``digest_site.rows``)."""
+(``SearchWord``, for spelling suggestions). Plain ORM, the same on every database."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from digest_site.rows import fetch, one_of, table
 from search.models import SearchTerm, SearchWord
 
 if TYPE_CHECKING:
@@ -17,17 +15,11 @@ if TYPE_CHECKING:
 
 
 def term_counts(terms: Iterable[str]) -> dict[str, int]:
-    """How many indexed papers contain each term (one query, by hand-written SQL: every
-    search and paper page asks it, and the queryset cost more to build than to run)."""
+    """How many indexed papers contain each term (one query)."""
     terms = list(terms)
     if not terms:
         return {}
-    within, params = one_of(terms)
-    return dict(
-        fetch(
-            f"SELECT t.term, t.documents FROM {table(SearchTerm)} t WHERE t.term {within}", params
-        )
-    )
+    return dict(SearchTerm.objects.filter(term__in=terms).values_list("term", "documents"))
 
 
 def apply_term_deltas(old: Counter[str], docs: list[IndexDocument]) -> None:
