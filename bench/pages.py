@@ -7,17 +7,13 @@ workers), it measures in one run:
 
 - the static file through WhiteNoise (the yardstick),
 - the daily page and the index from the page cache,
-- the same two pages rendered on every request (a second gunicorn with ``PAGE_CACHE=0``; a
-  daily's entries kept rendered under their own data, ``digest_site/fragment_cache.py``, as
-  after any bump of the content version in production),
+- the same two pages rendered on every request (a second gunicorn with ``PAGE_CACHE=0``),
 - 64 connections for 60 s on the cached daily page,
-- the daily rendered on every request with no entry kept (``FRAGMENT_CACHE=0`` as well),
 
 and prints req/s, the ratio to the static file, p50/p99 latency and the non-2xx count.
 Every request says ``Accept-Encoding: gzip`` and ``X-Forwarded-Proto: https`` (as behind
 the TLS proxy production expects). It also prints the server time of an uncached render of
-the daily and the index, measured in-process, with and without the entries kept rendered
-(``FRAGMENT_CACHE=0``), and how fast the machine's Python is (a fixed
+the daily and the index, measured in-process, and how fast the machine's Python is (a fixed
 loop), since those times are absolute.
 
     .venv/bin/python bench/pages.py
@@ -53,7 +49,7 @@ REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 LONG_SECONDS = int(os.environ.get("BENCH_LONG_SECONDS", "60"))
 # Each measured run follows an unreported one of the same requests: a worker's first renders
-# of a page (its templates compiled, its statements prepared, its fragments kept) are its
+# of a page (its templates compiled) are its
 # start-up, not what the page costs: they put 250-300 ms at the p99 of the first run on a
 # fresh gunicorn, and 10-20% off its req/s (uncached daily, bench machine of 2026-12-03).
 WARM_SECONDS = int(os.environ.get("BENCH_WARM_SECONDS", "2"))
@@ -235,8 +231,7 @@ def _render_times(env: dict[str, str], **extra: str) -> str:
     wall-clock median, p95 and minimum, and the median of the process's CPU time (on a
     shared machine the minimum and the CPU time say what a render costs, the median what
     it waited). Then where the median render's time goes: the templates (the page's, with
-    its context processors: a Django page, of which its Jinja partials, or the daily page,
-    all Jinja), the queries' execution (statement sent to rows fetched), and the rest
+    its context processors), the queries' execution (statement sent to rows fetched), and the rest
     (building and reading querysets, the view's Python, middleware)."""
     code = f"""
 import time, statistics, django
@@ -246,8 +241,7 @@ from django.db import connection
 from django.template import loader
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from digest_site import jinja
-spent = dict(templates=0.0, jinja=0.0, sql=0.0)
+spent = dict(templates=0.0, sql=0.0)
 def timed(name, function):
     def run(*args, **kwargs):
         started = time.perf_counter()
@@ -257,7 +251,6 @@ def timed(name, function):
             spent[name] += time.perf_counter() - started
     return run
 django.shortcuts.loader.render_to_string = timed("templates", loader.render_to_string)
-jinja.render = timed("jinja", jinja.render)
 def sql(execute, *args):
     return timed("sql", execute)(*args)
 import digest_site.wsgi  # as gunicorn's worker loads it: it freezes what was loaded
@@ -269,7 +262,7 @@ for path in ({DAILY!r}, {INDEX!r}):
     times, cpu, parts = [], [], {{name: [] for name in spent}}
     with connection.execute_wrapper(sql):
         for _ in range(50):
-            spent.update(templates=0.0, jinja=0.0, sql=0.0)
+            spent.update(templates=0.0, sql=0.0)
             t, c = time.perf_counter(), time.process_time()
             r = client.get(path, **kw)
             times.append(time.perf_counter() - t); cpu.append(time.process_time() - c)
@@ -283,8 +276,7 @@ for path in ({DAILY!r}, {INDEX!r}):
           f"p95 {{sorted(times)[int(len(times)*0.95)]*1000:6.2f}} ms, "
           f"min {{min(times)*1000:6.2f}} ms, CPU median {{statistics.median(cpu)*1000:6.2f}} ms, "
           f"{{len(q)}} queries, {{len(r.content)}} bytes")
-    print(f"  {{'':<24}} templates {{ms['templates']:5.2f}} ms (of which Jinja partials "
-          f"placed in a Django page {{ms['jinja']:5.2f}}), queries executing "
+    print(f"  {{'':<24}} templates {{ms['templates']:5.2f}} ms, queries executing "
           f"{{ms['sql']:5.2f}} ms, the rest {{total - ms['templates'] - ms['sql']:5.2f}} ms")
 """
     return subprocess.run(
@@ -324,8 +316,6 @@ def main() -> None:
     print(f"machine: 10 million Python additions in {_yardstick():.2f} s")
     print("uncached render, server time in-process (PostgreSQL, page cache off):")
     print(_render_times(env), end="")
-    print("the same with no entry kept rendered (FRAGMENT_CACHE=0: every entry rendered):")
-    print(_render_times(env, FRAGMENT_CACHE="0"), end="")
 
     results: dict[str, dict] = {}
     cached = Gunicorn(env, work / "gunicorn-cached.log")
@@ -354,15 +344,6 @@ def main() -> None:
         )
     finally:
         uncached.stop()
-    cold = Gunicorn(
-        {**env, "PAGE_CACHE": "0", "FRAGMENT_CACHE": "0"}, work / "gunicorn-no-fragments.log"
-    )
-    try:
-        results["uncached daily, no kept entries"] = wrk(
-            binary, cold.url(DAILY), connections=16, seconds=SECONDS
-        )
-    finally:
-        cold.stop()
 
     static = results["static file"]["rps"]
     print(f"\nwrk, {WORKERS} gunicorn workers, 16 connections {SECONDS} s per run:")
