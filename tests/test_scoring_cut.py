@@ -1,6 +1,7 @@
 """Precision and recall at the Infra track's minimum, on a labelled set of 102 arXiv-style
 abstracts (tests/data/infra_cut_labelled.toml, 52 on-topic, 50 off-topic, many of them
-sharing the track's words), before and after weak relevance keeps a paper below the cut."""
+sharing the track's words) used to calibrate relevance, and on 32 held-out abstracts
+(tests/data/infra_cut_heldout.toml) written before the calibration and not used for it."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from papers.scoring.rubric import RubricScorer
 from papers.scoring.service import papers_score
 from tests.factories import make_paper, make_track
 
-LABELLED = Path(__file__).resolve().parent / "data" / "infra_cut_labelled.toml"
+DATA = Path(__file__).resolve().parent / "data"
+LABELLED = DATA / "infra_cut_labelled.toml"
+HELD_OUT = DATA / "infra_cut_heldout.toml"
 
 
-def _labelled() -> list[dict]:
-    with LABELLED.open("rb") as f:
+def _labelled(path: Path = LABELLED) -> list[dict]:
+    with path.open("rb") as f:
         return tomllib.load(f)["paper"]
 
 
@@ -27,28 +30,33 @@ def _precision_recall(labels: list[bool], kept: list[bool]) -> tuple[float, floa
     return true / max(1, sum(kept)), true / max(1, sum(labels))
 
 
-def test_weak_relevance_keeps_off_topic_papers_below_the_track_minimum(demo, capsys):
-    data = _labelled()
-    track = Track.objects.get(slug="infra")
+def _at_the_cut(path: Path, track: Track) -> tuple[int, float, float]:
+    data = _labelled(path)
     papers = [Paper(title=d["title"], abstract=d["abstract"], comment=d["comment"]) for d in data]
     results = RubricScorer().score(papers, track)
     labels = [d["label"] == "on" for d in data]
-    before = [r.total >= track.min_score for r in results]
-    after = [total_at_the_cut(r.total, r.criteria, track) >= track.min_score for r in results]
-    p0, r0 = _precision_recall(labels, before)
-    p1, r1 = _precision_recall(labels, after)
+    kept = [total_at_the_cut(r.total, r.criteria, track) >= track.min_score for r in results]
+    return len(data), *_precision_recall(labels, kept)
+
+
+def test_relevance_keeps_off_topic_papers_below_the_track_minimum(demo, capsys):
+    track = Track.objects.get(slug="infra")
+    n, precision, recall = _at_the_cut(LABELLED, track)
+    held_n, held_precision, held_recall = _at_the_cut(HELD_OUT, track)
     with capsys.disabled():
         print(
-            f"\nat the track minimum {track.min_score} on {len(data)} labelled abstracts: "
-            f"before precision {p0:.3f} recall {r0:.3f}; after precision {p1:.3f} recall {r1:.3f}"
+            f"\nat the track minimum {track.min_score}: labelled ({n}) precision {precision:.3f}"
+            f" recall {recall:.3f}; held out ({held_n}) precision {held_precision:.3f}"
+            f" recall {held_recall:.3f}"
         )
-    assert len(data) >= 100 and sum(labels) >= 50
-    # Measured: before precision 0.833, recall 0.865; after 0.830, 0.846. The off-topic papers
-    # over the cut (songbirds, quadrupeds, web caches) get a TF-IDF relevance of 3 or 4, so
-    # the cap alone does not reach the issue's precision of 0.9 (relevance calibration is
-    # the next step); it costs one on-topic paper of relevance 2. Pinned so a change of
-    # scorer shows here: precision within 0.01 of before, recall not under 0.84.
-    assert abs(p1 - p0) < 0.01 and r1 >= 0.84
+    assert n >= 100 and held_n >= 30
+    # Before unseen vocabulary counted against relevance: labelled 0.830 / 0.846, held out
+    # 0.900 / 0.562. After: labelled 0.979 / 0.904, held out 0.846 / 0.688 (the held-out
+    # off-topic papers over the cut share the profile's RL words: drone swarms, traffic
+    # signals). The issue's target on the set it was calibrated on; the held-out figures
+    # pinned so a change of scorer shows here.
+    assert precision >= 0.9 and recall >= 0.85
+    assert held_precision >= 0.84 and held_recall >= 0.68
 
 
 def test_relevance_at_the_bound_is_weak_and_one_over_is_not(db):

@@ -1,7 +1,8 @@
 """The default scorer: offline, deterministic, and explainable.
 
 Relevance compares the paper's text with the track's profile — its description, keywords
-and the papers editors selected for it — with scikit-learn's TF-IDF; novelty is low when a
+and the papers editors selected for it — with scikit-learn's TF-IDF, counting the words of
+the paper that the profile has never seen against it; novelty is low when a
 paper is close to one the track selected in the last 30 days; evidence, impact and venue
 come from what the text and metadata say. Every criterion keeps the features it came from.
 """
@@ -9,7 +10,9 @@ come from what the text and metadata say. Every criterion keeps the features it 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
+from collections import Counter
 
 from django.utils import timezone
 
@@ -17,7 +20,10 @@ from papers.models import Paper, Track, TrackProfileItem
 from papers.scoring.base import ScoreResult, clamp_level, total_from
 
 NAME = "rubric-tfidf"
-VERSION = "1"
+VERSION = "2"
+# The similarity to the track (after the unseen-vocabulary discount) at which relevance is
+# full marks; relevance 3 of 5, about the cut, is reached at 3/8 of it.
+RELEVANCE_FULL_AT = 0.08
 NOVELTY_WINDOW = dt.timedelta(days=30)
 TOP_VENUES = {
     "NSDI",
@@ -79,7 +85,7 @@ class RubricScorer:
         practice = len(_PRACTICE.findall(text))
         venue, venue_note = _venue_level(paper)
         criteria = {
-            "relevance": clamp_level(1 + 4 * min(1.0, rel["score"] / 0.22)),
+            "relevance": clamp_level(1 + 4 * min(1.0, rel["score"] / RELEVANCE_FULL_AT)),
             "novelty": clamp_level(5 - 4 * max(0.0, (close - 0.25) / 0.5)),
             "evidence": clamp_level(1.5 + 0.6 * min(numbers, 4) + 0.5 * min(scale, 2)),
             "impact": clamp_level(1.5 + 0.5 * min(practice, 5) + 0.3 * min(scale, 2)),
@@ -89,6 +95,7 @@ class RubricScorer:
             "profile_similarity": round(rel["profile"], 4),
             "selected_similarity": round(rel["selected"], 4),
             "rejected_similarity": round(rel["rejected"], 4),
+            "known_vocabulary": round(rel["coverage"], 4),
             "closest_recent_selection": round(close, 4),
             "quantified_results": numbers,
             "scale_signals": scale,
@@ -132,6 +139,11 @@ class _Profile:
             token_pattern=r"(?u)\b[A-Za-z][A-Za-z0-9\-]+\b",
         ).fit(corpus)
         self.track_vec = self.vectorizer.transform([self.track_doc])
+        self.analyzer = self.vectorizer.build_analyzer()
+        self.vocabulary = self.vectorizer.vocabulary_
+        self.idf = self.vectorizer.idf_
+        # scikit-learn's smoothed idf of a term no document holds: ln((1 + n) / 1) + 1.
+        self.unseen_idf = math.log(1 + len(corpus)) + 1
         self.selected_vecs = (
             self.vectorizer.transform([t for t, _ in selected]) if selected else None
         )
@@ -170,10 +182,34 @@ class _Profile:
         # Editors' selections count as much as the description; a close turned-down paper
         # pulls the score down.
         score = 0.6 * profile + 0.4 * selected - 0.3 * np.maximum(0, rejected - 0.3)
+        coverage = np.array([self.known_vocabulary(t) for t in texts])
+        score = score * coverage
         return [
-            {"score": float(s), "profile": float(p), "selected": float(a), "rejected": float(r)}
-            for s, p, a, r in zip(score, profile, selected, rejected, strict=True)
+            {
+                "score": float(s),
+                "profile": float(p),
+                "selected": float(a),
+                "rejected": float(r),
+                "coverage": float(c),
+            }
+            for s, p, a, r, c in zip(score, profile, selected, rejected, coverage, strict=True)
         ]
+
+    def known_vocabulary(self, text: str) -> float:
+        """The norm of ``text``'s TF-IDF vector over the profile's vocabulary, as a share of
+        its norm had the profile seen every term of it (an unseen term weighs as a term of
+        no profile document). Cosine similarity drops unseen terms, so a songbird study
+        reduced to "cache", "latency" and "retrieve" looked like a cache paper; scaled by
+        this, the similarity is the one over the paper's whole text."""
+        known = unseen = 0.0
+        for term, count in Counter(self.analyzer(text)).items():
+            weight = 1 + math.log(count)  # sublinear tf, as the vectorizer's
+            index = self.vocabulary.get(term)
+            if index is None:
+                unseen += (weight * self.unseen_idf) ** 2
+            else:
+                known += (weight * self.idf[index]) ** 2
+        return math.sqrt(known / (known + unseen)) if known else 0.0
 
     def recent_closeness(self, texts: list[str]) -> list[float]:
         if not self.recent_idx or self.selected_vecs is None:
@@ -222,7 +258,8 @@ def _rationale(criteria: dict[str, int], f: dict) -> tuple[str, str]:
     en = (
         f"Relevance {criteria['relevance']}/5 (similarity to the track profile "
         f"{f['profile_similarity']:.2f}, to papers editors selected "
-        f"{f['selected_similarity']:.2f}); "
+        f"{f['selected_similarity']:.2f}, vocabulary known to the track "
+        f"{f['known_vocabulary']:.2f}); "
         f"novelty {criteria['novelty']}/5 (closest selection in 30 days "
         f"{f['closest_recent_selection']:.2f}); evidence {criteria['evidence']}/5 "
         f"({f['quantified_results']} quantified results, {f['scale_signals']} scale signals); "
@@ -230,7 +267,8 @@ def _rationale(criteria: dict[str, int], f: dict) -> tuple[str, str]:
     )
     zh = (
         f"相关度 {criteria['relevance']}/5（与赛道画像相似度 {f['profile_similarity']:.2f}，"
-        f"与编辑选过的论文 {f['selected_similarity']:.2f}）；新颖性 {criteria['novelty']}/5"
+        f"与编辑选过的论文 {f['selected_similarity']:.2f}，"
+        f"用词为赛道画像所熟悉的程度 {f['known_vocabulary']:.2f}）；新颖性 {criteria['novelty']}/5"
         f"（与 30 天内入选论文的最高相似度 {f['closest_recent_selection']:.2f}）；"
         f"证据 {criteria['evidence']}/5（{f['quantified_results']} 处量化结果，"
         f"{f['scale_signals']} 处规模信号）；实用价值 {criteria['impact']}/5；"
