@@ -39,6 +39,7 @@ django.setup()
 import logging  # noqa: E402
 import re  # noqa: E402
 
+from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from papers.drafting.base import PaperInput  # noqa: E402
@@ -301,25 +302,34 @@ def bench_llm() -> dict:
         batch = {"names": known_names(), "glossary": track_glossary(track)}
         inputs = [paper_input(paper=paper, track=track) for paper in rows]
 
-        started = time.perf_counter()
-        drafts = [drafter.draft_paper(source) for source in inputs]
-        alone = time.perf_counter() - started
-        assert all(set(d.languages) == {"en", "zh"} for d in drafts), drafts[0]
+        rates = {}
+        # One language at a time (as before LLM_CONCURRENCY) and both at once, alternating.
+        for concurrency in (1, 2, 1, 2):
+            settings.LLM_CONCURRENCY = concurrency
+            started = time.perf_counter()
+            drafts = [drafter.draft_paper(source) for source in inputs]
+            alone = time.perf_counter() - started
+            assert all(set(d.languages) == {"en", "zh"} for d in drafts), drafts[0]
 
-        started = time.perf_counter()
-        outcomes = [
-            paper_draft(paper=paper, track=track, drafter=drafter, redraft=True, **batch)
-            for paper in rows
-        ]
-        through = time.perf_counter() - started
-        assert all(o.languages == ["en", "zh"] for o in outcomes), outcomes[0]
+            started = time.perf_counter()
+            outcomes = [
+                paper_draft(paper=paper, track=track, drafter=drafter, redraft=True, **batch)
+                for paper in rows
+            ]
+            through = time.perf_counter() - started
+            assert all(o.languages == ["en", "zh"] for o in outcomes), outcomes[0]
+            rates.setdefault(concurrency, []).append(N_DB / through)
+            print(
+                f"LLM drafter alone      c={concurrency} {N_DB / alone:8.0f} papers/s  "
+                f"({alone:.2f} s for {N_DB}; openai client + HTTP + answer checks + rows)"
+            )
+            print(
+                f"LLM through paper_draft c={concurrency} {N_DB / through:8.0f} papers/s  "
+                f"({through:.2f} s for {N_DB}; + storage, versions and grounding checks)"
+            )
         print(
-            f"LLM drafter alone           {N_DB / alone:8.0f} papers/s  ({alone:.2f} s for "
-            f"{N_DB}; openai client + HTTP + answer checks + LLMRequest rows)"
-        )
-        print(
-            f"LLM through paper_draft     {N_DB / through:8.0f} papers/s  ({through:.2f} s for "
-            f"{N_DB}; + storage, versions and grounding checks)"
+            f"  LLM_CONCURRENCY 2 / 1 through paper_draft: "
+            f"{max(rates[2]) / max(rates[1]):.2f}x (best of two runs each)"
         )
         print(
             f"  requests: {LLMRequest.objects.count()} ({len(server.bodies())} served), "

@@ -423,6 +423,8 @@ LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2, minimum=0)
 LLM_RESPONSE_FORMAT = env_choice(
     "LLM_RESPONSE_FORMAT", ("auto", "json_schema", "json_object", "text"), "auto"
 )
+# Requests of one paper or intro (one per language) sent at once, each on its own thread.
+LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 2, minimum=1)
 # Tokens all requests of a day may use together (editorial day); 0 = unlimited.
 LLM_DAILY_TOKEN_BUDGET = env_int("LLM_DAILY_TOKEN_BUDGET", 0, minimum=0)
 

@@ -176,35 +176,93 @@ def llm_complete(
     refused every mode) and ``LLMMalformed`` when the response is not a chat completion; the
     rows say why. Runs one INSERT per request.
     """
+    return llm_record(
+        llm_send(
+            client=client,
+            model=model,
+            messages=messages,
+            schema_name=schema_name,
+            schema=schema,
+            purpose=purpose,
+            paper_id=paper_id,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One request as sent in one response_format mode, and what came back."""
+
+    mode: str
+    response: object = None
+    error: str = ""  # why there is no answer
+    refused: bool = False  # 400/422: the provider does not take this mode
+    malformed: bool = False  # the body is not JSON
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """What the network gave for one request, every mode tried; nothing stored yet."""
+
+    model: str
+    purpose: str
+    paper_id: int | None
+    attempts: tuple[Attempt, ...]
+
+
+def llm_send(
+    *,
+    client: openai.OpenAI,
+    model: str,
+    messages: list[dict],
+    schema_name: str,
+    schema: dict,
+    purpose: str,
+    paper_id: int | None = None,
+) -> Exchange:
+    """The requests of ``llm_complete`` without the database: safe to run in several threads
+    at once (the client is), their rows written by ``llm_record`` on the caller's thread."""
     provider = (str(client.base_url), model)
-    modes = _formats_to_try(provider)
-    for n, mode in enumerate(modes):
-        try:
-            completion = _complete_once(
-                client=client,
-                model=model,
-                messages=messages,
-                schema_name=schema_name,
-                schema=schema,
-                mode=mode,
-                purpose=purpose,
-                paper_id=paper_id,
-            )
-        except _Refused as exc:
-            if n + 1 == len(modes):
-                raise LLMUnavailable(str(exc)) from None
+    attempts = []
+    for mode in _formats_to_try(provider):
+        attempt = _send_once(
+            client=client,
+            model=model,
+            messages=messages,
+            schema_name=schema_name,
+            schema=schema,
+            mode=mode,
+        )
+        attempts.append(attempt)
+        if not attempt.refused:
+            if settings.LLM_RESPONSE_FORMAT == "auto" and not attempt.error:
+                _answering_format[provider] = mode
+            break
+    return Exchange(model, purpose, paper_id, tuple(attempts))
+
+
+def llm_record(exchange: Exchange) -> Completion:
+    """One ``LLMRequest`` row per attempt of ``exchange`` (one INSERT each); the answer, or
+    ``LLMUnavailable`` / ``LLMMalformed`` saying why there is none."""
+    for attempt in exchange.attempts:
+        row = LLMRequest(
+            purpose=exchange.purpose,
+            model_name=exchange.model[:MODEL_NAME_MAX_LENGTH],
+            paper_id=exchange.paper_id,
+        )
+        if attempt.refused:
+            row.error = attempt.error
+            row.save()
             continue
-        if settings.LLM_RESPONSE_FORMAT == "auto":
-            _answering_format[provider] = mode
-        return completion
-    raise AssertionError("unreachable: modes is never empty")
+        if attempt.error:
+            row.error = attempt.error
+            row.save()
+            raise (LLMMalformed if attempt.malformed else LLMUnavailable)(row.error)
+        return _answer(attempt, row)
+    raise LLMUnavailable(exchange.attempts[-1].error)  # every mode refused
 
 
-class _Refused(Exception):
-    """The provider refused the request as sent (400/422): another response_format may do."""
-
-
-def _complete_once(
+def _send_once(
     *,
     client: openai.OpenAI,
     model: str,
@@ -212,12 +270,9 @@ def _complete_once(
     schema_name: str,
     schema: dict,
     mode: str,
-    purpose: str,
-    paper_id: int | None,
-) -> Completion:
+) -> Attempt:
     import openai
 
-    row = LLMRequest(purpose=purpose, model_name=model[:MODEL_NAME_MAX_LENGTH], paper_id=paper_id)
     options: dict = {}
     if mode == "json_schema":
         options["response_format"] = json_schema_format(schema_name, schema)
@@ -230,15 +285,15 @@ def _complete_once(
             model=model, messages=messages, temperature=0, **options
         )
     except openai.OpenAIError as exc:
-        row.error = _unavailable_reason(exc, attempts_of(client))
-        row.save()
-        if isinstance(exc, openai.APIStatusError) and exc.status_code in REFUSED_STATUSES:
-            raise _Refused(row.error) from None
-        raise LLMUnavailable(row.error) from None
+        refused = isinstance(exc, openai.APIStatusError) and exc.status_code in REFUSED_STATUSES
+        return Attempt(mode, error=_unavailable_reason(exc, attempts_of(client)), refused=refused)
     except json.JSONDecodeError:
-        row.error = "the response body is not JSON"
-        row.save()
-        raise LLMMalformed(row.error) from None
+        return Attempt(mode, error="the response body is not JSON", malformed=True)
+    return Attempt(mode, response=response)
+
+
+def _answer(attempt: Attempt, row: LLMRequest) -> Completion:
+    response, mode = attempt.response, attempt.mode
     usage = getattr(response, "usage", None)
     row.prompt_tokens = getattr(usage, "prompt_tokens", None)
     row.completion_tokens = getattr(usage, "completion_tokens", None)

@@ -44,6 +44,9 @@ def llm(settings, llm_server):
     settings.LLM_TIMEOUT_S = TIMEOUT_S
     settings.LLM_MAX_RETRIES = MAX_RETRIES
     settings.LLM_DAILY_TOKEN_BUDGET = 0
+    # Scripted replies answer requests in the order they arrive: one language at a time
+    # (tests/test_llm_concurrency.py sends them at once).
+    settings.LLM_CONCURRENCY = 1
     return llm_server
 
 
@@ -134,7 +137,7 @@ def test_it_asks_again_after_malformed_json_then_takes_the_good_answer(llm, infr
     outcome = paper_draft(paper=paper, track=infra)
 
     assert outcome.languages == ["en", "zh"]
-    first, second, _zh = llm.bodies()
+    first, _zh, second = llm.bodies()  # both languages first, then the follow-up
     follow_up = second["messages"][-1]
     assert follow_up["role"] == "user" and "the answer is not JSON" in follow_up["content"]
     assert "zh:" not in follow_up["content"]  # the English request speaks for English only
@@ -224,7 +227,7 @@ def test_it_falls_back_to_the_offline_drafter_when_the_takeaway_is_not_in_the_su
 
     outcome = paper_draft(paper=paper, track=infra)
 
-    first, second, _zh = llm.bodies()
+    first, _zh, second = llm.bodies()
     assert (
         "en: the en takeaway does not occur inside the en summary"
         in second["messages"][-1]["content"]
@@ -260,7 +263,8 @@ def test_it_retries_a_429_after_its_retry_after_then_drafts(llm, infra):
     assert list(LLMRequest.objects.values_list("ok", flat=True)) == [True, True]
 
 
-def test_it_leaves_every_language_missing_after_timeouts_within_a_bound(llm, infra):
+def test_it_leaves_every_language_missing_after_timeouts_within_a_bound(llm, infra, settings):
+    settings.LLM_CONCURRENCY = 2  # both languages wait at once: one language's bound
     paper = demo_paper("trustann", infra)
     llm.script(slow(TIMEOUT_S * 4))
 
@@ -271,12 +275,14 @@ def test_it_leaves_every_language_missing_after_timeouts_within_a_bound(llm, inf
     attempts = MAX_RETRIES + 1
     # Each attempt waits its timeout; the client's backoff before a retry is at most 0.5 s.
     assert elapsed < attempts * TIMEOUT_S + MAX_RETRIES * 0.5 + 1.0
-    assert len(llm.bodies()) == attempts
+    assert len(llm.bodies()) == 2 * attempts
     reason = f"the model did not answer: timed out after {attempts} attempts"
     assert outcome.languages == [] and outcome.missing == {"en": reason, "zh": reason}
     assert not Summary.objects.filter(paper=paper).exists()
-    [row] = LLMRequest.objects.all()
-    assert (row.ok, row.error) == (False, f"timed out after {attempts} attempts")
+    rows = LLMRequest.objects.all()
+    assert [(row.ok, row.error) for row in rows] == [
+        (False, f"timed out after {attempts} attempts")
+    ] * 2
 
 
 def test_a_timeout_on_re_drafting_keeps_the_stored_texts(llm, infra):
@@ -401,41 +407,48 @@ def _drafter() -> LLMDrafter:
     return LLMDrafter.from_settings()
 
 
-def test_it_drafts_a_daily_intro_in_both_languages(llm, db):
-    llm.script(completion(recorded("intro"), prompt_tokens=400, completion_tokens=300))
+def test_it_drafts_each_language_of_a_daily_intro_in_its_own_request(llm, db):
+    intro = recorded("intro")
+    llm.script(
+        completion({"en": intro["en"]}, prompt_tokens=400, completion_tokens=300),
+        completion({"zh": intro["zh"]}, prompt_tokens=410, completion_tokens=320),
+    )
 
     draft = _drafter().draft_intro(INTRO)
 
-    assert draft.texts == recorded("intro") and draft.missing == {}
+    assert draft.texts == intro and draft.missing == {}
     assert (draft.drafter, draft.model, draft.prompt_version) == (
         "llm",
         "draft-model-1",
         PROMPT_VERSION,
     )
-    [body] = llm.bodies()
-    assert body["response_format"]["json_schema"]["name"] == "daily_intro"
-    user = user_message(body)
-    for entry in INTRO.entries:
-        assert entry.title in user and entry.takeaway in user
-    [row] = LLMRequest.objects.all()
-    assert (row.purpose, row.paper_id, row.prompt_tokens, row.ok) == (
-        "draft_intro",
-        None,
-        400,
-        True,
-    )
-    assert [(u.prompt_tokens, u.completion_tokens) for u in draft.usage] == [(400, 300)]
+    en, zh = llm.bodies()
+    for body, language in ((en, "en"), (zh, "zh")):
+        schema = body["response_format"]["json_schema"]
+        assert schema["name"] == "daily_intro" and schema["schema"]["required"] == [language]
+        user = user_message(body)
+        for entry in INTRO.entries:
+            assert entry.title in user and entry.takeaway in user
+    assert system_message(en).startswith("You write the English intro")
+    assert system_message(zh).startswith("你为 Paper Daily 撰写某一天的中文导语")
+    rows = LLMRequest.objects.order_by("pk")
+    assert [(r.purpose, r.paper_id, r.prompt_tokens, r.ok) for r in rows] == [
+        ("draft_intro", None, 400, True),
+        ("draft_intro", None, 410, True),
+    ]
+    assert [(u.prompt_tokens, u.completion_tokens) for u in draft.usage] == [(400, 300), (410, 320)]
 
 
 def test_it_asks_again_when_the_intro_zh_is_english_then_falls_back(llm, db):
-    answer = dict(recorded("intro"), zh=recorded("intro")["en"])
-    llm.script(completion(answer))
+    english = recorded("intro")["en"]
+    llm.script(completion({"en": english}), completion({"zh": english}))
 
     draft = _drafter().draft_intro(INTRO)
 
-    assert len(llm.bodies()) == 2
-    assert "zh: the zh intro is not Chinese" in llm.bodies()[1]["messages"][-1]["content"]
-    assert draft.texts["en"] == recorded("intro")["en"]
+    en, zh, again = llm.bodies()
+    assert "zh: the zh intro is not Chinese" in again["messages"][-1]["content"]
+    assert again["messages"][:2] == zh["messages"]  # the Chinese request, asked again
+    assert draft.texts["en"] == english
     assert draft.texts["zh"].startswith("今天的")  # the offline intro stands in
     assert any(
         n.startswith("zh: the model's answer was rejected: the zh intro is not")
@@ -487,7 +500,8 @@ def test_a_daily_gets_both_languages_of_every_entry_and_both_intros(llm, infra):
     assert intro_request["response_format"]["json_schema"]["name"] == "daily_intro"
     for slug in DAILY_PAPERS:
         assert recorded(slug)["en"]["takeaway"] in user_message(intro_request)
-    assert LLMRequest.objects.filter(ok=True).count() == 7  # 3 papers × 2 languages + intro
+    # 3 papers × 2 languages + the intro's 2 languages
+    assert LLMRequest.objects.filter(ok=True).count() == 8
 
 
 def test_a_spent_budget_stops_the_daily_cleanly_and_keeps_what_was_drafted(llm, infra, settings):

@@ -98,7 +98,7 @@ def test_every_mode_refused_leaves_the_languages_missing_and_nothing_stored(llm,
 
     assert outcome.languages == [] and set(outcome.missing) == {"en", "zh"}
     assert REFUSAL_MESSAGE in outcome.missing["zh"]
-    assert llm.formats() == ["json_schema", "json_object", "text"]
+    assert llm.formats() == ["json_schema", "json_object", "text"] * 2  # each language
     assert not Summary.objects.filter(paper=paper).exists()
 
 
@@ -123,7 +123,7 @@ def test_an_operator_setting_does_not_fall_back(llm, infra, settings):
     outcome = paper_draft(paper=paper, track=infra)
 
     assert outcome.languages == []
-    assert llm.formats() == ["json_schema"]
+    assert llm.formats() == ["json_schema"] * 2  # each language, once
 
 
 def test_extract_json_object_reads_fences_and_surrounding_text():

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
 
@@ -44,15 +45,19 @@ from papers.drafting.validate import (
 )
 from papers.llm_client import (
     Completion,
+    Exchange,
     LLMMalformed,
     LLMUnavailable,
-    llm_complete,
+    llm_record,
+    llm_send,
     make_client,
 )
 from papers.models import LLMRequest, Paper, Summary
 
 if TYPE_CHECKING:
     import openai
+
+T = TypeVar("T")
 
 NAME = "llm"
 VERSION = "1"
@@ -86,11 +91,14 @@ PAPER_SCHEMAS = {
     }
     for language in LANGUAGES
 }
-INTRO_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["en", "zh"],
-    "properties": {"en": {"type": "string"}, "zh": {"type": "string"}},
+INTRO_SCHEMAS = {
+    language: {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [language],
+        "properties": {language: {"type": "string"}},
+    }
+    for language in LANGUAGES
 }
 
 PAPER_SYSTEM_EN = """\
@@ -160,19 +168,29 @@ _EXAMPLE_LABELS = {
     "zh": ("论文", "标题", "摘要", "要点"),
 }
 
-INTRO_SYSTEM = """\
-You write the intro of one day's issue of Paper Daily, a daily digest of research papers \
-for engineers, in English and in Chinese. You are given the day's entries (titles and \
-takeaways, the lead story first) and how many deep dives there are.
+INTRO_SYSTEM_EN = """\
+You write the English intro of one day's issue of Paper Daily, a daily digest of research \
+papers for engineers. You are given the day's entries (titles and takeaways, the lead story \
+first) and how many deep dives there are.
 
-The intro is three to five sentences in each language: how many papers and deep dives the \
-issue has, the common thread of the day, one line on two or three standout items, and who \
-should read what first ("serving teams: start with …"). Write each language natively, never \
-translated sentence by sentence; Chinese uses Chinese punctuation (，。：“”) and half-width \
-digits. Use no number that is not a count of the day's entries or deep dives, and name no \
-organisation the entries do not name.
+The intro is three to five sentences: how many papers and deep dives the issue has, the \
+common thread of the day, one line on two or three standout items, and who should read what \
+first ("serving teams: start with …"). Use no number that is not a count of the day's \
+entries or deep dives, and name no organisation the entries do not name.
 
-Answer with one JSON object {"en": "...", "zh": "..."}, nothing else."""
+Answer with one JSON object {"en": "..."}, nothing else."""
+
+INTRO_SYSTEM_ZH = """\
+你为 Paper Daily 撰写某一天的中文导语。Paper Daily 是面向工程师的研究论文日报。给出的是当天的\
+条目（标题和要点，头条在前）以及深度解读的篇数。直接用中文写作，不要先想英文再翻译。
+
+导语三到五句：这一期有几篇论文、几篇深度解读，当天的共同主线，两三个亮点各用一句话，以及谁该先读\
+什么（“做推理服务的团队：先看……”）。用中文标点（，。：“”），数字用半角。除了当天条目或深度解读\
+的篇数，不要写任何数字；不要写条目没有提到的机构。
+
+只回答一个 JSON 对象 {"zh": "..."}，不要其他内容。"""
+
+INTRO_SYSTEM = {"en": INTRO_SYSTEM_EN, "zh": INTRO_SYSTEM_ZH}
 
 FOLLOW_UP = (
     "Your answer cannot be used as it is: {reasons}. Answer again with the whole JSON "
@@ -385,108 +403,111 @@ class LLMDrafter:
             return f"the daily token budget of {self.token_budget} tokens is spent (used {used})"
         return None
 
-    def _ask(
-        self,
-        messages: list[dict],
-        *,
-        schema_name: str,
-        schema: dict,
-        purpose: str,
-        paper_id: int | None,
-        usage: list[Usage],
-    ) -> Completion:
-        completion = llm_complete(
-            client=self.client,
-            model=self.model,
-            messages=messages,
-            schema_name=schema_name,
-            schema=schema,
-            purpose=purpose,
-            paper_id=paper_id,
+    def _asker(
+        self, *, language, schema_name, schema, purpose, paper_id, usage, validate, answer_type
+    ):
+        """One language's requests: ``send`` only talks to the model (any thread), ``receive``
+        stores its LLMRequest rows and checks the answer (the caller's thread), a rejected
+        answer marked so on its row; a malformed answer is a problem in the language."""
+        return _Asker(
+            send=partial(
+                llm_send,
+                client=self.client,
+                model=self.model,
+                schema_name=schema_name,
+                schema=schema,
+                purpose=purpose,
+                paper_id=paper_id,
+            ),
+            language=language,
+            validate=validate,
+            answer_type=answer_type,
+            usage=usage,
         )
-        usage.append(Usage(completion.prompt_tokens, completion.completion_tokens))
-        return completion
 
     def _converse(
-        self,
-        messages: list[dict],
-        ask: Callable[[list[dict]], tuple[Completion | None, Answer]],
-        notes: list[str],
-    ) -> tuple[dict[str, object], dict[str, str], list[Answer]]:
-        """One request, and one more with the reasons when a language has a problem.
+        self, conversations: dict[str, tuple[list[dict], _Asker]], notes: list[str]
+    ) -> tuple[dict[str, object], dict[str, str], list[Answer], str | None]:
+        """Each language's request at once, and for a language with a problem one more with
+        the reasons (again all at once).
 
-        Returns what is usable per language, why each other language is not, and the
-        answers. Raises ``LLMUnavailable`` when the first request got no answer.
+        Returns what is usable per language, why each other language is not, the answers,
+        and why the model did not answer a first request (then nothing more is asked).
         """
-        completion, answer = ask(messages)
-        answers = [answer]
-        good = dict(answer.usable)
-        problems = dict(answer.problems)
+        languages = list(conversations)
+        sent = all_at_once(
+            [partial(asker.send, messages=messages) for messages, asker in conversations.values()]
+        )
+        good: dict[str, object] = {}
+        problems: dict[str, str] = {}
+        answers: list[Answer] = []
+        completions = {}
+        unavailable = None
+        for language, exchange in zip(languages, sent, strict=True):
+            try:
+                completions[language], answer = conversations[language][1].receive(exchange)
+            except LLMUnavailable as exc:
+                unavailable = unavailable or f"the model did not answer: {exc}"
+                continue
+            answers.append(answer)
+            good.update(answer.usable)
+            problems.update(answer.problems)
+        if unavailable:
+            missing = [language for language in languages if language not in good]
+            return good, dict.fromkeys(missing, unavailable), answers, unavailable
         if not problems:
-            return good, {}, answers
-        notes.append(f"asked again: {_reasons(problems)}")
+            return good, {}, answers, None
+        for language in problems:
+            notes.append(f"asked again: {_reasons({language: problems[language]})}")
         stopped = self._budget_problem()
         if stopped:
-            return good, dict.fromkeys(problems, stopped), answers
-        follow_up = [
-            {"role": "assistant", "content": completion.content if completion else ""},
-            {"role": "user", "content": FOLLOW_UP.format(reasons=_reasons(problems))},
-        ]
-        try:
-            _completion, again = ask([*messages, *follow_up])
-        except LLMUnavailable as exc:
-            return good, dict.fromkeys(problems, f"the model did not answer: {exc}"), answers
-        answers.append(again)
+            return good, dict.fromkeys(problems, stopped), answers, None
+        again_sent = all_at_once(
+            [
+                partial(
+                    conversations[language][1].send,
+                    messages=[
+                        *conversations[language][0],
+                        {
+                            "role": "assistant",
+                            "content": completions[language].content
+                            if completions[language]
+                            else "",
+                        },
+                        {
+                            "role": "user",
+                            "content": FOLLOW_UP.format(
+                                reasons=_reasons({language: problems[language]})
+                            ),
+                        },
+                    ],
+                )
+                for language in problems
+            ]
+        )
         reasons = {}
-        for language, first_problem in problems.items():
+        for language, exchange in zip(problems, again_sent, strict=True):
+            try:
+                _completion, again = conversations[language][1].receive(exchange)
+            except LLMUnavailable as exc:
+                reasons[language] = f"the model did not answer: {exc}"
+                continue
+            answers.append(again)
             if language in again.usable:
                 good[language] = again.usable[language]
             else:
-                problem = again.problems.get(language, first_problem)
+                problem = again.problems.get(language, problems[language])
                 reasons[language] = f"the model's answer was rejected: {problem}"
-        return good, reasons, answers
-
-    def _asker(
-        self,
-        *,
-        schema_name,
-        schema,
-        purpose,
-        paper_id,
-        usage,
-        validate,
-        answer_type,
-        languages=LANGUAGES,
-    ):
-        """One request of a conversation: the answer validated, a rejected one marked so on
-        its LLMRequest row; a malformed answer is a problem in every language."""
-
-        def ask(messages: list[dict]) -> tuple[Completion | None, object]:
-            try:
-                completion = self._ask(
-                    messages,
-                    schema_name=schema_name,
-                    schema=schema,
-                    purpose=purpose,
-                    paper_id=paper_id,
-                    usage=usage,
-                )
-            except LLMMalformed as exc:
-                return None, answer_type(problems=dict.fromkeys(languages, str(exc)))
-            answer = validate(completion.content)
-            if answer.problems:
-                completion.reject(_reasons(answer.problems))
-            return completion, answer
-
-        return ask
+        return good, reasons, answers, None
 
     # -- papers ----------------------------------------------------------------------------
 
     def draft_paper(self, paper: PaperInput) -> PaperDraft:
-        """Each language of one paper in its own request (and one more when it fails).
+        """Each language of one paper in its own request, sent at once (and one more for a
+        language that fails).
 
         Raises ``DraftingStopped`` before the first request when the day's budget is spent.
-        When the model does not answer, the languages not yet drafted are missing with the
+        When the model does not answer, the languages not drafted are missing with the
         reason. Runs a few queries (the paper's id, the budget, the editors' examples once
         per drafter, one INSERT per request).
         """
@@ -502,9 +523,10 @@ class LLMDrafter:
             .first()
         )
         user = {"role": "user", "content": paper_user_message(paper)}
-        reasons: dict[str, str] = {}
+        conversations = {}
         for language in LANGUAGES:
             ask = self._asker(
+                language=language,
                 schema_name=PAPER_SCHEMA_NAME,
                 schema=PAPER_SCHEMAS[language],
                 purpose=LLMRequest.Purpose.DRAFT_PAPER,
@@ -512,24 +534,18 @@ class LLMDrafter:
                 usage=draft.usage,
                 validate=partial(paper_answer_validate, languages=(language,)),
                 answer_type=PaperAnswer,
-                languages=(language,),
             )
             examples = choose_examples(paper, language, self.examples)
             system = paper_system_prompt(paper, language, examples)
-            messages = [{"role": "system", "content": system}, user]
-            try:
-                good, problems, answers = self._converse(messages, ask, draft.notes)
-            except LLMUnavailable as exc:
-                for other in LANGUAGES:
-                    if other not in draft.languages:
-                        draft.missing[other] = f"the model did not answer: {exc}"
-                return draft
-            draft.languages.update(good)
-            reasons.update(problems)
-            for answer in answers:
-                draft.notes += answer.notes
-                draft.short_name = draft.short_name or answer.short_name
-        if reasons:
+            conversations[language] = ([{"role": "system", "content": system}, user], ask)
+        good, reasons, answers, unavailable = self._converse(conversations, draft.notes)
+        draft.languages.update(good)
+        for answer in answers:
+            draft.notes += answer.notes
+            draft.short_name = draft.short_name or answer.short_name
+        if unavailable:
+            draft.missing.update(reasons)
+        elif reasons:
             offline = self.fallback.draft_paper(paper)
             self._fall_back(offline.languages, offline, draft.languages, draft, reasons)
             draft.short_name = draft.short_name or offline.short_name
@@ -561,7 +577,8 @@ class LLMDrafter:
     # -- intros ----------------------------------------------------------------------------
 
     def draft_intro(self, intro: IntroInput) -> IntroDraft:
-        """A daily's intro in both languages (one request, one more when a language fails).
+        """A daily's intro, each language in its own request, sent at once (and one more for
+        a language that fails).
 
         Raises ``DraftingStopped`` before the first request when the day's budget is spent.
         """
@@ -571,28 +588,59 @@ class LLMDrafter:
         draft = IntroDraft(
             drafter=NAME, drafter_version=VERSION, model=self.model, prompt_version=PROMPT_VERSION
         )
-
-        ask = self._asker(
-            schema_name=INTRO_SCHEMA_NAME,
-            schema=INTRO_SCHEMA,
-            purpose=LLMRequest.Purpose.DRAFT_INTRO,
-            paper_id=None,
-            usage=draft.usage,
-            validate=intro_answer_validate,
-            answer_type=IntroAnswer,
-        )
-
-        messages = [
-            {"role": "system", "content": INTRO_SYSTEM},
-            {"role": "user", "content": intro_user_message(intro)},
-        ]
-        try:
-            good, reasons, _answers = self._converse(messages, ask, draft.notes)
-        except LLMUnavailable as exc:
-            draft.missing = dict.fromkeys(LANGUAGES, f"the model did not answer: {exc}")
-            return draft
+        user = {"role": "user", "content": intro_user_message(intro)}
+        conversations = {
+            language: (
+                [{"role": "system", "content": INTRO_SYSTEM[language]}, user],
+                self._asker(
+                    language=language,
+                    schema_name=INTRO_SCHEMA_NAME,
+                    schema=INTRO_SCHEMAS[language],
+                    purpose=LLMRequest.Purpose.DRAFT_INTRO,
+                    paper_id=None,
+                    usage=draft.usage,
+                    validate=partial(intro_answer_validate, languages=(language,)),
+                    answer_type=IntroAnswer,
+                ),
+            )
+            for language in LANGUAGES
+        }
+        good, reasons, _answers, unavailable = self._converse(conversations, draft.notes)
         draft.texts.update(good)
-        if reasons:
+        if unavailable:
+            draft.missing = reasons
+        elif reasons:
             offline = self.fallback.draft_intro(intro)
             self._fall_back(offline.texts, offline, draft.texts, draft, reasons)
         return draft
+
+
+@dataclass(frozen=True)
+class _Asker:
+    send: Callable[..., Exchange]
+    language: str
+    validate: Callable[[str | None], Answer]
+    answer_type: type
+    usage: list[Usage]
+
+    def receive(self, exchange: Exchange) -> tuple[Completion | None, Answer]:
+        """The exchange's rows stored and its answer checked; raises ``LLMUnavailable``."""
+        try:
+            completion = llm_record(exchange)
+        except LLMMalformed as exc:
+            return None, self.answer_type(problems={self.language: str(exc)})
+        self.usage.append(Usage(completion.prompt_tokens, completion.completion_tokens))
+        answer = self.validate(completion.content)
+        if answer.problems:
+            completion.reject(_reasons(answer.problems))
+        return completion, answer
+
+
+def all_at_once(calls: list[Callable[[], T]]) -> list[T]:
+    """The results of ``calls``, run on up to LLM_CONCURRENCY threads at once (in order).
+    The calls only talk to the model: database work stays on the caller's thread."""
+    workers = min(settings.LLM_CONCURRENCY, len(calls))
+    if workers <= 1:
+        return [call() for call in calls]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool:
+        return list(pool.map(lambda call: call(), calls))

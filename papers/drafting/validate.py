@@ -274,14 +274,18 @@ class IntroAnswer:
 Answer = PaperAnswer | IntroAnswer
 
 
-def intro_answer_validate(content: str | None) -> IntroAnswer:
+def intro_answer_validate(
+    content: str | None, *, languages: tuple[str, ...] = LANGUAGES
+) -> IntroAnswer:
+    """Check the ``languages`` of a ``daily_intro`` answer (one, when each language is asked
+    for in its own request)."""
     result = IntroAnswer()
     try:
         data = parse_object(content)
     except MalformedAnswer as exc:
-        result.problems = {language: str(exc) for language in LANGUAGES}
+        result.problems = dict.fromkeys(languages, str(exc))
         return result
-    for language in LANGUAGES:
+    for language in languages:
         text = data.get(language)
         if not isinstance(text, str) or not text.strip():
             result.problems[language] = f"{language} is missing or not a non-empty string"
