@@ -13,13 +13,12 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from audit.admin import audit_history_panel
 from dailies import services
 from dailies.assembly import daily_assemble_next
-from dailies.checklist import daily_publishing_blockers
+from dailies.checklist import entry_name
 from dailies.desk import desk_context, desk_history, editorial_time_zone, score_text
 from dailies.drafting import daily_draft, daily_paper_draft
 from dailies.models import Daily, DailyEntry, EditorialAction
@@ -100,20 +99,21 @@ class DailyAdmin(
     change_list_template = "admin/dailies/daily/change_list.html"
     date_hierarchy = "date"
     inlines = [DailyEntryInline]
+    # The publish time is set by the desk's one Publish at control (Schedule), not here.
     readonly_fields = [
         "status",
+        "publish_at",
         "published_at",
         "candidates_scored",
         "stats_line",
         "history",
         "editorial_history",
-        "checklist",
         "english_only",
         "intro_provenance",
     ]
     fieldsets = [
         (None, {"fields": [("track", "date"), ("status", "publish_at", "published_at")]}),
-        (_("Publishing checklist"), {"fields": ["checklist", "english_only"]}),
+        (_("Languages"), {"fields": ["english_only"]}),
         (_("Intro, side by side"), {"fields": [("intro_en", "intro_zh"), "intro_provenance"]}),
         (_("Stats (derived)"), {"fields": ["candidates_scored", "stats_line"]}),
         (_("History"), {"fields": ["editorial_history", "history"]}),
@@ -131,6 +131,7 @@ class DailyAdmin(
 
     class Media:
         css = {"all": ["dailies/admin/desk.css"]}
+        js = ["dailies/admin/desk.js"]
 
     def get_queryset(self, request):
         # The list's "selected" column: a count in the page's own query, not a COUNT per
@@ -236,17 +237,6 @@ class DailyAdmin(
             "when": obj.english_only_at.strftime("%Y-%m-%d %H:%M"),
         }
 
-    @admin.display(description=_("what blocks publishing"))
-    def checklist(self, obj: Daily) -> str:
-        if obj.pk is None:
-            return "—"
-        blockers = daily_publishing_blockers(daily=obj)
-        if not blockers:
-            return _("Nothing: the daily may be published.")
-        return format_html_join(
-            mark_safe("<br>"), "• {}", ((blocker.message,) for blocker in blockers)
-        )
-
     @admin.display(description=_("intro written by"))
     def intro_provenance(self, obj: Daily) -> str:
         parts = [
@@ -278,7 +268,7 @@ class DailyAdmin(
         newest first, with who and when."""
         actions = desk_history(daily=obj) if obj.pk else []
         if not actions:
-            return _("No editorial actions yet.")
+            return format_html('<span id="desk-history">{}</span>', _("No editorial actions yet."))
         rows = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -287,13 +277,15 @@ class DailyAdmin(
                     f"{a.created_at.astimezone(editorial_time_zone()):%Y-%m-%d %H:%M:%S}",
                     a.user.get_username() if a.user else "system",
                     a.get_kind_display(),
-                    (a.paper.short_name or a.paper.title[:60]) if a.paper else "—",
+                    entry_name(a.paper) if a.paper else "—",
                     _action_detail(a),
                 )
                 for a in actions
             ),
         )
-        return format_html('<table class="desk-history"><tbody>{}</tbody></table>', rows)
+        return format_html(
+            '<table class="desk-history" id="desk-history"><tbody>{}</tbody></table>', rows
+        )
 
     # Published and scheduled dailies are read-only to those who may not publish.
     def may_change(self, request, obj) -> bool:
@@ -339,6 +331,11 @@ class DailyAdmin(
                 "<int:daily_id>/desk/<int:entry_id>/confirm/<str:language>/",
                 self.confirm_view,
                 "confirm",
+            ),
+            desk(
+                "<int:daily_id>/desk/<int:entry_id>/accept/<str:language>/",
+                self.accept_untranslated_view,
+                "accept_untranslated",
             ),
             desk("<int:daily_id>/desk/publish/", self.publish_view, "publish"),
             desk("<int:daily_id>/desk/schedule/", self.schedule_view, "schedule"),
@@ -473,6 +470,21 @@ class DailyAdmin(
             }
 
         return self._desk_run(request, daily_id, confirm, anchor=f"#desk-entry-{entry_id}")
+
+    def accept_untranslated_view(self, request, daily_id: int, entry_id: int, language: str):
+        def accept(daily: Daily) -> str:
+            entry = get_object_or_404(
+                DailyEntry.objects.select_related("paper"), pk=entry_id, daily=daily
+            )
+            services.daily_entry_accept_untranslated(
+                daily=daily, entry=entry, language=language, user=request.user
+            )
+            return _("Accepted “not yet translated” (%(language)s) for %(paper)s.") % {
+                "language": language,
+                "paper": entry_name(entry.paper),
+            }
+
+        return self._desk_run(request, daily_id, accept, anchor="#desk-summary")
 
     def publish_view(self, request, daily_id: int):
         def publish(daily: Daily) -> str:

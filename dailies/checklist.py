@@ -13,9 +13,19 @@ from django.utils.translation import gettext as _
 
 from dailies.models import Daily, DailyEntry
 from papers.languages import LANGUAGE_CODES, Language
-from papers.models import Summary, SummaryFlag
+from papers.models import Paper, Summary, SummaryFlag
 
 LANGUAGE_NAMES = {Language.EN: "English", Language.ZH: "Chinese"}
+ENTRY_NAME_LENGTH = 60  # a title standing in for a missing short name, cut at a word
+
+
+def entry_name(paper: Paper) -> str:
+    """How the checklist and the desk's history name a paper: its short name, else its title
+    cut at a word boundary (never mid-word)."""
+    # Imported here: the template tags import the demo, which imports the services.
+    from dailies.templatetags.digest import clean_truncate
+
+    return paper.short_name or clean_truncate(paper.title, ENTRY_NAME_LENGTH)
 
 
 @dataclass(frozen=True)
@@ -97,7 +107,7 @@ def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
             )
         )
     for entry in entries:
-        name = entry.paper.short_name or entry.paper.title[:60]
+        name = entry_name(entry.paper)
         by_language = {s.language: s for s in entry.paper.summaries.all()}
         for language in languages:
             summary = by_language.get(language)

@@ -159,15 +159,36 @@ def window_text(daily: Daily) -> str:
     return f"{span} ({settings.EDITORIAL_TIME_ZONE})"
 
 
+def desk_counts(*, candidates: list[Candidate], rows: list[DeskEntry]) -> dict:
+    """The summary line at the top of the desk, from what the page already read."""
+    return {
+        "entries": len(rows),
+        "candidates": len(candidates),
+        "scored": sum(1 for c in candidates if c.score is not None),
+        "texts": [
+            (code, sum(1 for row in rows if row.languages[i].summary is not None))
+            for i, code in enumerate(LANGUAGE_CODES)
+        ],
+    }
+
+
 def desk_context(*, daily: Daily) -> dict:
     blockers = daily_publishing_blockers(daily=daily)
-    now = dt.datetime.now(editorial_time_zone())
+    zone = editorial_time_zone()
+    # The one publish-at control shows the daily's own time when it has one.
+    if daily.publish_at is not None:
+        schedule_default = daily.publish_at.astimezone(zone)
+    else:
+        schedule_default = dt.datetime.now(zone) + dt.timedelta(hours=1)
+    candidates = desk_candidates(daily=daily)
+    rows = desk_entries(daily=daily, blockers=blockers)
     return {
         "blockers": blockers,
         "general_blockers": [b for b in blockers if b.entry_id is None],
-        "candidates": desk_candidates(daily=daily),
-        "desk_entries": desk_entries(daily=daily, blockers=blockers),
+        "candidates": candidates,
+        "desk_entries": rows,
+        "counts": desk_counts(candidates=candidates, rows=rows),
         "window": window_text(daily),
         "time_zone": settings.EDITORIAL_TIME_ZONE,
-        "schedule_default": now + dt.timedelta(hours=1),
+        "schedule_default": schedule_default,
     }

@@ -419,6 +419,23 @@ def daily_intro_confirm(*, daily: Daily, user) -> Daily:
     return stored
 
 
+def _accept_untranslated(entry: DailyEntry, languages: list[str], daily: Daily, user) -> list[str]:
+    """Mark ``languages`` accepted as "not yet translated" on ``entry`` and record who did it
+    on the daily's history; returns the languages newly accepted."""
+    new = sorted(set(languages) - set(entry.accepted_untranslated))
+    if not new:
+        return []
+    entry.accepted_untranslated = sorted({*entry.accepted_untranslated, *new})
+    entry.save(update_fields=["accepted_untranslated"])
+    daily_record_text_edit(
+        daily=daily,
+        user=user,
+        paper_id=entry.paper_id,
+        what=f"accepted “not yet translated” ({', '.join(new)})",
+    )
+    return new
+
+
 @transaction.atomic
 def daily_accept_untranslated(*, daily: Daily, user) -> Daily:
     """An editor accepts publishing each entry that lacks a summary in a language with the
@@ -429,9 +446,7 @@ def daily_accept_untranslated(*, daily: Daily, user) -> Daily:
     for entry in stored.entries.select_related("paper").prefetch_related("paper__summaries"):
         have = {s.language for s in entry.paper.summaries.all()}
         missing = [code for code in LANGUAGE_CODES if code not in have]
-        if missing and set(missing) - set(entry.accepted_untranslated):
-            entry.accepted_untranslated = sorted({*entry.accepted_untranslated, *missing})
-            entry.save(update_fields=["accepted_untranslated"])
+        if _accept_untranslated(entry, missing, stored, user):
             accepted[entry.paper.canonical_id] = entry.accepted_untranslated
     if accepted and daily_is_public(stored):
         audit_record(
@@ -439,6 +454,36 @@ def daily_accept_untranslated(*, daily: Daily, user) -> Daily:
         )
         invalidation.changed(stored)
     return stored
+
+
+@transaction.atomic
+def daily_entry_accept_untranslated(
+    *, daily: Daily, entry: DailyEntry, language: str, user
+) -> bool:
+    """An editor accepts publishing one entry without its ``language`` summary (the other
+    language's text and the "not yet translated" note), from the checklist; recorded on the
+    daily's history with who and when. Returns whether anything changed."""
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    if entry.daily_id != stored.pk:
+        raise ValidationError(_("That entry is not in %(daily)s.") % {"daily": stored})
+    _check_may_change(stored, user)
+    if language not in LANGUAGE_CODES:
+        raise ValidationError(_("Unknown language “%(language)s”.") % {"language": language})
+    if Summary.objects.filter(paper_id=entry.paper_id, language=language).exists():
+        raise ValidationError(
+            _("%(paper)s already has a %(language)s summary.")
+            % {"paper": entry.paper, "language": language}
+        )
+    entry = DailyEntry.objects.select_for_update().get(pk=entry.pk)
+    accepted = _accept_untranslated(entry, [language], stored, user)
+    if accepted and daily_is_public(stored):
+        audit_record(
+            user=user,
+            action=Action.EDIT,
+            obj=stored,
+            changes={"accepted_untranslated": {entry.paper.canonical_id: accepted}},
+        )
+    return bool(accepted)
 
 
 @transaction.atomic

@@ -166,3 +166,51 @@ def test_an_editor_finishes_and_publishes_the_daily_at_the_desk(proposed, editor
         assert (kind, "editor") in kinds
     assert AuditRecord.objects.get(action=AuditRecord.Action.PUBLISH).user == editor
     assert daily.entries.get(paper__slug="delta").score == Decimal("3.85")
+
+
+def _login(page, site: str) -> None:
+    page.goto(site + "/admin/login/")
+    page.fill("#id_username", "editor")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_url(site + "/admin/")
+
+
+def test_saving_an_entry_keeps_an_unsaved_intro_and_says_so(proposed, editor):
+    """The desk's forms post one at a time: an entry's "Save texts" must not lose the intro
+    typed above it (nor the reverse); it is put back, marked and named until saved."""
+    from playwright.sync_api import sync_playwright
+
+    site, ids = proposed["site"], proposed["entries"]
+    intro = "An intro typed but not saved yet."
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        try:
+            _login(page, site)
+            page.goto(site + proposed["change"])
+            page.fill("#daily_form textarea[name=intro_en]", intro)
+            block = page.locator(f"#desk-entry-{ids['alpha']}")
+            block.locator("textarea[name=zh-body]").fill("编辑改写的中文摘要。这是要点句。")
+            block.locator("button[name=_save_texts]").click()
+            page.wait_for_load_state("load")
+            assert "Saved the zh text" in page.content()
+            assert page.input_value("#daily_form textarea[name=intro_en]") == intro
+            notice = page.locator("#desk-unsaved")
+            assert notice.is_visible() and "Intro" in notice.inner_text()
+            # Not stored yet: the entry's save carried only the entry (a fresh tab shows so).
+            other = page.context.new_page()
+            other.goto(site + proposed["change"])
+            assert other.input_value("#daily_form textarea[name=intro_en]") == "Today's intro."
+            assert not other.locator("#desk-unsaved").is_visible()
+            other.close()
+            # The daily's own Save then stores it.
+            page.click("input[name=_continue]")
+            page.wait_for_load_state("load")
+            assert "was changed successfully" in page.content()
+            assert not page.locator("#desk-unsaved").is_visible()
+        finally:
+            browser.close()
+    daily = Daily.objects.get(pk=proposed["daily"].pk)
+    assert daily.intro_en == intro
+    assert Summary.objects.get(paper__slug="alpha", language="zh").body.startswith("编辑改写")

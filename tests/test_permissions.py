@@ -4,8 +4,10 @@ public (issue 10). Each path goes through the real admin forms, then through the
 from __future__ import annotations
 
 import datetime as dt
+import zoneinfo
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from django.utils import timezone
@@ -217,18 +219,18 @@ def _past() -> dt.datetime:
     return (timezone.now() - dt.timedelta(hours=2)).replace(microsecond=0)
 
 
-def _set_publish_at(data: dict, when: dt.datetime) -> None:
-    local = timezone.localtime(when)
-    data["publish_at_0"], data["publish_at_1"] = str(local.date()), str(local.time())
+def _schedule(client, daily: Daily, when: dt.datetime):
+    """The desk's one publish-at control: a date and a time in the editorial time zone."""
+    local = when.astimezone(zoneinfo.ZoneInfo(settings.EDITORIAL_TIME_ZONE))
+    url = reverse("admin:dailies_daily_schedule", args=[daily.pk])
+    return client.post(url, {"date": f"{local:%Y-%m-%d}", "time": f"{local:%H:%M}"})
 
 
 def test_it_refuses_a_contributor_moving_a_scheduled_time_into_the_past(
-    scheduled, editor_client, contributor_client
+    scheduled, contributor_client
 ):
     before = _snapshot(scheduled)
-    data = _form(editor_client, scheduled)
-    _set_publish_at(data, _past())
-    response = contributor_client.post(_change_url(scheduled), data)
+    response = _schedule(contributor_client, scheduled, _past())
     assert response.status_code == 403
     assert _snapshot(scheduled) == before
     assert services.dailies_due() == []
@@ -236,17 +238,24 @@ def test_it_refuses_a_contributor_moving_a_scheduled_time_into_the_past(
 
 def test_it_lets_an_editor_move_a_scheduled_time_and_audits_it(scheduled, editor, editor_client):
     old = scheduled.publish_at
-    data = _form(editor_client, scheduled)
-    new = _past()
-    _set_publish_at(data, new)
-    response = editor_client.post(_change_url(scheduled), data)
+    new = _past().replace(second=0)
+    response = _schedule(editor_client, scheduled, new)
     assert response.status_code == 302
     scheduled.refresh_from_db()
     assert scheduled.publish_at == new
     assert services.dailies_due() == [scheduled.pk]
     record = AuditRecord.objects.get()
     assert (record.user, record.action) == (editor, Action.SCHEDULE)
-    assert record.changes == {"publish_at": [old.isoformat(), new.isoformat()]}
+    (times,) = record.changes.values()
+    assert list(record.changes) == ["publish_at"]
+    assert [dt.datetime.fromisoformat(t) for t in times] == [old, new]
+
+
+def test_the_change_form_has_one_publish_time_control_the_desks(scheduled, editor_client):
+    """The daily's own form shows its publish time; only the desk's Schedule sets it."""
+    html = editor_client.get(_change_url(scheduled)).content.decode()
+    assert 'name="publish_at_0"' not in html
+    assert html.count('name="_schedule"') == 1 and html.count('type="date"') == 1
 
 
 def test_it_refuses_a_contributor_setting_a_publish_time_on_a_draft(db, contributor):
