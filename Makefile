@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The site's own links (canonical, hreflang, confirmation mail) follow them unless SITE_URL is set.
+export HOST PORT
 
 .PHONY: install run test test-fast lint format migrations-check messages bench worker beat clean
 

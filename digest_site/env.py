@@ -25,6 +25,17 @@ def env_str(name: str, default: str | None = None) -> str | None:
     return default if value is None else value.strip()
 
 
+def site_url_default(host: str, port: str) -> str:
+    """The embedded server's address, as ``make run`` starts it (HOST, PORT): an address that
+    listens everywhere is reached on this machine as localhost."""
+    host = host or "127.0.0.1"
+    if host in {"0.0.0.0", "::", "[::]"}:
+        host = "localhost"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port or '8000'}"
+
+
 def env_required(name: str, *, why: str) -> str:
     value = env_str(name)
     if not value:

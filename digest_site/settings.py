@@ -27,6 +27,7 @@ from digest_site.env import (
     env_required,
     env_secret_key,
     env_str,
+    site_url_default,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -69,7 +70,11 @@ else:
     ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
     DEBUG = env_bool("DEBUG", True)
 
-SITE_URL = (env_str("SITE_URL") or "http://127.0.0.1:8000").rstrip("/")
+# Unset, it is where `make run` serves (its HOST and PORT), so canonical links and the
+# confirmation mail point at the running site.
+SITE_URL = (
+    env_str("SITE_URL") or site_url_default(env_str("HOST") or "", env_str("PORT") or "")
+).rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -135,3 +135,21 @@ def test_production_runs_tasks_on_the_broker_and_caches_in_redis(settings_from):
 def test_it_rejects_an_unknown_environment_name(settings_from):
     with pytest.raises(ImproperlyConfigured, match="DJANGO_ENV"):
         settings_from(DJANGO_ENV="prod")
+
+
+def test_the_site_url_follows_the_embedded_servers_host_and_port(settings_from, monkeypatch):
+    monkeypatch.delenv("SITE_URL", raising=False)
+    assert settings_from(PORT="8123")["SITE_URL"] == "http://127.0.0.1:8123"
+    assert settings_from(HOST="0.0.0.0", PORT="9000")["SITE_URL"] == "http://localhost:9000"
+    assert settings_from(HOST="::1", PORT="9000")["SITE_URL"] == "http://[::1]:9000"
+    monkeypatch.delenv("HOST")
+    monkeypatch.delenv("PORT")
+    assert settings_from()["SITE_URL"] == "http://127.0.0.1:8000"
+    assert settings_from(SITE_URL="https://daily.example/", PORT="1")["SITE_URL"] == (
+        "https://daily.example"
+    )
+
+
+def test_make_run_hands_its_host_and_port_to_the_site():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "export HOST PORT" in makefile
