@@ -174,14 +174,17 @@ def _render(text: str) -> tuple[str, list[dict]]:
         output_format="html",
     )
     html = md.convert(text)
-    return nh3.clean(
+    clean = nh3.clean(
         html,
         tags=ALLOWED_TAGS,
         attributes=ALLOWED_ATTRIBUTES,
         url_schemes=ALLOWED_URL_SCHEMES,
         link_rel="noopener noreferrer nofollow",
         strip_comments=True,
-    ), md.toc_tokens
+    )
+    # Code and diagrams keep their lines and scroll sideways on a phone; a scrolling block
+    # must take the keyboard's focus to be scrolled without a pointer.
+    return clean.replace("<pre>", '<pre tabindex="0">'), md.toc_tokens
 
 
 def reading_minutes(text: str, language: str) -> int:

@@ -129,3 +129,10 @@ def test_saving_a_body_over_the_bounds_says_why(editor_client):
     assert "blank line" in caught.value.message_dict["body_en"][0]
     dive.body_en = "[" * 400
     dive.full_clean()
+
+
+def test_a_diagram_keeps_its_lines_and_can_be_scrolled_by_keyboard():
+    from deepdives.text import render_markdown
+
+    html = render_markdown("```\nDRAM [t7 t2 t9 ...] [t4 ...]      CoLoc\n```")
+    assert '<pre tabindex="0"><code>DRAM [t7 t2 t9 ...]' in html

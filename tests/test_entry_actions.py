@@ -62,7 +62,9 @@ def test_it_never_prints_an_unsafe_stored_link(db, anonymous):
     make_daily(papers=[paper])
     html = anonymous.get("/en/infra/2026-10-28/").content.decode()
     assert "javascript:" not in html
-    assert "No public link is known yet." in _block(html, "bad")
+    # Said once, in the daily's overview, not under the entry.
+    assert "No public link is known yet" not in _block(html, "bad")
+    assert "No public link is known yet for any paper of this daily." in html
 
 
 def test_it_leads_the_title_with_the_short_name_where_the_title_lacks_it(db, anonymous):

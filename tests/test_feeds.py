@@ -415,3 +415,20 @@ def test_it_says_which_texts_a_machine_drafted(bilingual, anonymous):
     # The Chinese summaries are an editor's: no note.
     _, chinese = _feed(anonymous, "/zh/feeds/infra/papers.atom")
     assert "机器初稿" not in chinese.entries[0].summary
+
+
+@pytest.mark.parametrize(
+    ("page", "href"),
+    [
+        ("/en/topics/kv-cache/", "/en/feeds/topics/kv-cache.atom"),
+        (
+            "/en/papers/?q=kv+cache&topic=kv-cache",
+            "/en/feeds/search.atom?q=kv+cache&amp;topic=kv-cache",
+        ),
+    ],
+)
+def test_topic_and_search_pages_show_their_feed_link(site, anonymous, page, href):
+    """In the page itself, not only in its head where a reader never sees it."""
+    body = anonymous.get(page).content.decode().split("<body", 1)[1]
+    links = body.split('class="feed-links"', 1)[1].split("</p>", 1)[0]
+    assert f'href="{href}"' in links

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from decimal import Decimal
 from urllib.parse import quote
 
@@ -372,3 +373,47 @@ def scorer_label(score) -> str:
     if score.scorer == IMPORT_SCORER:
         return gettext("as published in the daily")
     return f"{score.scorer} {score.scorer_version}".strip()
+
+
+OVERVIEW_LINE = 110  # characters of an entry's one line in a daily's overview
+
+
+@dataclass
+class OverviewRow:
+    """One line of the overview at the top of a daily: rank, score, name, one line."""
+
+    rank: int
+    anchor: str
+    score: str | None
+    name: str
+    line: str
+    language: str
+    has_link: bool
+
+
+@register.simple_tag
+def overview_rows(entries) -> list[OverviewRow]:
+    """A daily's entries as its overview lists them (``dailies/_daily_overview.html``), from
+    what the page read with them: no query."""
+    rows = []
+    for rank, entry in enumerate(entries, start=1):
+        paper = entry.paper
+        summary = paper.summary(get_language())
+        line = (summary.takeaway or summary.body) if summary else paper.abstract
+        rows.append(
+            OverviewRow(
+                rank=rank,
+                anchor=paper.slug,
+                score=score(entry.score) if entry.score is not None else None,
+                name=paper.short_name or clean_truncate(paper.title, 60),
+                line=clean_truncate(line, OVERVIEW_LINE),
+                language=summary.language if summary else "en",
+                has_link=bool(paper_links(paper)),
+            )
+        )
+    return rows
+
+
+@register.filter
+def without_link(rows: list[OverviewRow]) -> list[OverviewRow]:
+    return [row for row in rows if not row.has_link]
