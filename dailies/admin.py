@@ -97,6 +97,8 @@ class DailyAdmin(
     list_filter = ["status", "track", "date"]
     search_fields = ["intro_en", "intro_zh", "entries__paper__title", "entries__paper__short_name"]
     change_list_template = "admin/dailies/daily/change_list.html"
+    # The desk's summary has the one Preview; the admin's "View on site" would be a second.
+    view_on_site = False
     date_hierarchy = "date"
     inlines = [DailyEntryInline]
     # The publish time is set by the desk's one Publish at control (Schedule), not here.

@@ -67,6 +67,7 @@ def test_the_summary_counts_and_links_to_every_part_with_one_preview(untranslate
         assert f'href="{anchor}"' in summary
     assert 'id="desk-history"' in html
     assert html.count(f'href="{untranslated.get_absolute_url()}"') == 1
+    assert "viewsitelink" not in html  # the admin's "View on site" is a second preview
     # The summary comes before the daily's form and its entries.
     assert html.index('id="desk-summary"') < html.index('id="daily_form"')
 
