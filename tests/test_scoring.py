@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from sklearn.metrics import roc_auc_score
 
-from papers.models import Paper, Score, Track
+from papers.models import Paper, Score, Track, TrackProfileItem
 from papers.scoring.base import CRITERIA, total_from
 from papers.scoring.rubric import VERSION, RubricScorer
 from papers.scoring.service import scores_pending, track_score_pending
@@ -124,3 +124,15 @@ def test_the_paper_page_shows_the_rubric_breakdown(demo, anonymous, lang):
     assert 'class="rubric"' in html
     assert ("Relevance to the track" if lang == "en" else "与赛道的相关度") in html
     assert f"rubric-tfidf {VERSION}" in html  # the version that scored it
+
+
+def test_it_never_rates_a_selected_paper_against_itself(demo):
+    # HiLO is in the track's profile (the demo's dailies selected it): rescored, its
+    # similarity to the papers editors selected is to the others, not 1.00 to itself.
+    track = Track.objects.get(slug="infra")
+    hilo = Paper.objects.select_related("venue").get(slug="hilo")
+    assert TrackProfileItem.objects.filter(track=track, paper=hilo, weight__gt=0).exists()
+    (result,) = RubricScorer().score([hilo], track)
+    assert result.features["selected_similarity"] < 0.9
+    assert result.features["closest_recent_selection"] < 0.9
+    assert "to papers editors selected 1.00" not in result.rationale_en

@@ -72,8 +72,9 @@ class RubricScorer:
             return []
         profile = _Profile.load(track)
         texts = [paper_text(p) for p in papers]
-        relevance = profile.relevance(texts)
-        closeness = profile.recent_closeness(texts)
+        ids = [p.pk for p in papers]
+        relevance = profile.relevance(texts, ids)
+        closeness = profile.recent_closeness(texts, ids)
         return [
             self._one(p, t, rel, close)
             for p, t, rel, close in zip(papers, texts, relevance, closeness, strict=True)
@@ -119,13 +120,21 @@ class _Profile:
     one per selected and per turned-down paper."""
 
     def __init__(
-        self, track: Track, selected: list[tuple[str, dt.datetime]], rejected: list[str]
+        self,
+        track: Track,
+        selected: list[tuple[str, dt.datetime]],
+        rejected: list[str],
+        selected_ids: list[int | None] | None = None,
+        rejected_ids: list[int | None] | None = None,
     ) -> None:
         self.track_doc = " ".join(
             [track.name_en, track.description_en, *([" ".join(track.keywords)] * 3)]
         )
         self.selected = selected
         self.rejected = rejected
+        # Which paper each profile document is: a paper is never compared with itself.
+        self.selected_ids = selected_ids or [None] * len(selected)
+        self.rejected_ids = rejected_ids or [None] * len(rejected)
         # scikit-learn is imported where it is used: it takes two seconds, and every process
         # that imports the app (a manage.py command, a worker) would pay them otherwise.
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -158,11 +167,17 @@ class _Profile:
             .select_related("paper")
             .order_by("paper_id")
         )
-        selected = [(paper_text(i.paper), i.updated_at) for i in items if i.weight > 0]
-        rejected = [paper_text(i.paper) for i in items if i.weight < 0]
-        return cls(track, selected, rejected)
+        chosen = [i for i in items if i.weight > 0]
+        turned_down = [i for i in items if i.weight < 0]
+        return cls(
+            track,
+            [(paper_text(i.paper), i.updated_at) for i in chosen],
+            [paper_text(i.paper) for i in turned_down],
+            [i.paper_id for i in chosen],
+            [i.paper_id for i in turned_down],
+        )
 
-    def relevance(self, texts: list[str]) -> list[dict]:
+    def relevance(self, texts: list[str], ids: list[int | None]) -> list[dict]:
         import numpy as np
         from sklearn.metrics.pairwise import cosine_similarity
 
@@ -170,12 +185,12 @@ class _Profile:
         profile = cosine_similarity(vecs, self.track_vec)[:, 0]
         zeros = np.zeros(len(texts))
         selected = (
-            cosine_similarity(vecs, self.selected_vecs).max(axis=1)
+            _closest(cosine_similarity(vecs, self.selected_vecs), ids, self.selected_ids)
             if self.selected_vecs is not None
             else zeros
         )
         rejected = (
-            cosine_similarity(vecs, self.rejected_vecs).max(axis=1)
+            _closest(cosine_similarity(vecs, self.rejected_vecs), ids, self.rejected_ids)
             if self.rejected_vecs is not None
             else zeros
         )
@@ -211,14 +226,28 @@ class _Profile:
                 known += (weight * self.idf[index]) ** 2
         return math.sqrt(known / (known + unseen)) if known else 0.0
 
-    def recent_closeness(self, texts: list[str]) -> list[float]:
+    def recent_closeness(self, texts: list[str], ids: list[int | None]) -> list[float]:
         if not self.recent_idx or self.selected_vecs is None:
             return [0.0] * len(texts)
         from sklearn.metrics.pairwise import cosine_similarity
 
         vecs = self.vectorizer.transform(texts)
         recent = self.selected_vecs[self.recent_idx]
-        return [float(v) for v in cosine_similarity(vecs, recent).max(axis=1)]
+        recent_ids = [self.selected_ids[i] for i in self.recent_idx]
+        return [float(v) for v in _closest(cosine_similarity(vecs, recent), ids, recent_ids)]
+
+
+def _closest(similarity, ids: list[int | None], profile_ids: list[int | None]):
+    """Each row's highest similarity to a profile paper other than itself: a paper editors
+    selected would otherwise rate 1.00 against its own profile entry when rescored."""
+    columns: dict[int, list[int]] = {}
+    for column, profile_id in enumerate(profile_ids):
+        if profile_id is not None:
+            columns.setdefault(profile_id, []).append(column)
+    for row, paper_id in enumerate(ids):
+        for column in columns.get(paper_id, ()):
+            similarity[row, column] = 0.0
+    return similarity.max(axis=1)
 
 
 # The venue's note in the Chinese rationale (the English one prints the stored status).
