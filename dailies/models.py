@@ -101,6 +101,17 @@ class Daily(models.Model):
         related_name="+",
     )
     english_only_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # What readers were shown, pinned when the daily was first published (``dailies.record``):
+    # the score rows behind its selection chart and its entries' rubrics, and the track
+    # minimum the chart marks. A rescoring, a new scorer or a new candidate adds rows these
+    # never include, so a published daily reads the same ever after.
+    pinned_scores = models.ManyToManyField(
+        "papers.Score", blank=True, editable=False, related_name="+"
+    )
+    pinned_min_score = models.DecimalField(
+        max_digits=3, decimal_places=2, null=True, blank=True, editable=False
+    )
+    pinned_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -145,6 +156,11 @@ class Daily(models.Model):
     @property
     def is_published(self) -> bool:
         return self.status == DailyStatus.PUBLISHED
+
+    @property
+    def is_pinned(self) -> bool:
+        """Published with its scores pinned: it reads them, not the newest (``dailies.record``)."""
+        return self.is_published and self.pinned_at is not None
 
     def intro_provenance(self, language: str) -> str:
         return getattr(self, f"intro_{language}_provenance")

@@ -153,26 +153,39 @@ _PRINTED = [
 
 
 def daily_selection(daily: Daily, entries: list[DailyEntry]) -> Selection:
-    """The candidates of ``daily`` (``assembly.candidate_papers``, and the papers of its
-    ``entries``, which always count) with their newest scores for the track, recorded up to
-    the daily's assembly for the ones it did not select: two queries."""
+    """The selection chart of ``daily`` with ``entries`` selected: a published daily's is
+    the score rows pinned when it was published (``dailies.record``: one query), a draft's
+    its candidates' newest scores (``newest_candidate_scores``: two queries)."""
     selected_ids = {e.paper_id for e in entries}
+    if daily.is_pinned:
+        scores = list(daily.pinned_scores.select_related("paper").only(*_PRINTED))
+        min_score = daily.pinned_min_score
+    else:
+        scores = newest_candidate_scores(daily, selected_ids)
+        min_score = daily.track.min_score
+    return Selection(
+        scores=sorted(scores, key=lambda s: (-s.total, s.paper_id)),
+        selected_ids=selected_ids,
+        min_score=min_score,
+        recorded=daily.candidates_scored,
+        shown_low=min((e.score for e in entries if e.score is not None), default=None),
+    )
+
+
+def newest_candidate_scores(daily: Daily, selected_ids: set[int]) -> list[Score]:
+    """The candidates of ``daily`` (``assembly.candidate_papers``, and ``selected_ids``, the
+    papers of its entries, which always count) with their newest scores for the track,
+    recorded up to the daily's assembly for the ones it did not select: two queries."""
     track = daily.track
     scores = Score.objects.filter(track=track).filter(
         Q(paper__in=candidate_papers(track, daily.date).values("pk")) | Q(paper__in=selected_ids)
     )
     if daily.assembled_at is not None:
-        # What assembly saw: a rescoring after the daily went out does not rewrite it.
+        # What assembly saw: a rescoring after the daily's assembly does not rewrite it.
         scores = scores.filter(Q(created_at__lte=daily.assembled_at) | Q(paper__in=selected_ids))
     latest: dict[int, Score] = {}
     for score in (
         scores.select_related("paper").only(*_PRINTED).order_by("paper", "-created_at", "-pk")
     ):
         latest.setdefault(score.paper_id, score)
-    return Selection(
-        scores=sorted(latest.values(), key=lambda s: (-s.total, s.paper_id)),
-        selected_ids=selected_ids,
-        min_score=track.min_score,
-        recorded=daily.candidates_scored,
-        shown_low=min((e.score for e in entries if e.score is not None), default=None),
-    )
+    return list(latest.values())

@@ -25,6 +25,7 @@ from dailies.assembly import (
 from dailies.checklist import daily_publishing_blockers
 from dailies.extensions import papers_changed
 from dailies.models import Daily, DailyEntry, DailyStatus
+from dailies.record import daily_pin
 from digest_site import invalidation
 from digest_site.visibility import EDITOR_PERMISSION, may_change_public
 from papers.drafting.service import summary_confirm, summary_write
@@ -90,6 +91,7 @@ def daily_publish(*, daily: Daily, user=None, now: dt.datetime | None = None) ->
     daily.published_at = now or timezone.now()
     daily.full_clean()
     daily.save(update_fields=["status", "published_at", "updated_at"])
+    daily_pin(daily=daily, now=daily.published_at)
     _audit_status(daily, before, user, Action.PUBLISH)
     invalidation.daily_listing_changed(daily)
     _after_publish(daily)
@@ -161,6 +163,7 @@ def daily_publish_if_due(*, daily_id: int, now: dt.datetime | None = None) -> bo
             pk=daily_id, status=DailyStatus.SCHEDULED, publish_at__lte=now
         ).update(status=DailyStatus.PUBLISHED, published_at=now, updated_at=now)
         if claimed:
+            daily_pin(daily=daily, now=now)
             published = copy.copy(daily)
             published.status, published.published_at = DailyStatus.PUBLISHED, now
             _audit_status(
@@ -388,6 +391,8 @@ def daily_update(
     if edited.status == DailyStatus.PUBLISHED:
         invalidation.changed(edited)
         invalidation.papers_changed(entries_before)  # those it no longer lists
+        if entry_changes:
+            daily_pin(daily=edited, now=timezone.now())  # an entry added has its score pinned
         papers_changed({*entries_before, *daily_paper_ids(edited.pk)})
     return edited
 
