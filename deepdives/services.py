@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -24,6 +25,7 @@ from django.utils.translation import gettext as _
 from audit.models import AuditRecord
 from audit.services import audit_diff, audit_record
 from deepdives.charts import render_chart_svg
+from deepdives.citations import problems_of
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS, Program, get_program
 from digest_site import invalidation
@@ -182,6 +184,7 @@ def reference_verify(*, name: str, timeout_s: int | None = None) -> ReferenceCod
     row.last_output = outcome.output
     row.last_error = outcome.error
     row.last_measurements = _json_safe(outcome.measurements)
+    _citations_verdict(row)
     row.last_duration_ms = outcome.duration_ms
     row.last_run_at = timezone.now()
     row.code_hash = code_hash
@@ -227,6 +230,43 @@ def verification_state(row: ReferenceCode) -> VerificationState:
     if program is None or program.code_hash() != row.code_hash:
         return VerificationState.STALE
     return VerificationState(row.last_status)
+
+
+def _citations_verdict(row: ReferenceCode) -> bool:
+    """Fail ``row``'s stored run when its deep dives cite results it does not give as
+    written, and pass it again once they do (a run that failed by itself stored no result
+    and stays failed). Changes the instance only; True when it changed. One query."""
+    if row.last_measurements is None:
+        return False
+    problems = cited_problems(DeepDive.objects.filter(reference_code=row), row.last_measurements)
+    status, error = ReferenceCode.RunStatus.PASSED, ""
+    if problems:
+        status, error = ReferenceCode.RunStatus.FAILED, citation_error(problems)
+    if (status, error) == (row.last_status, row.last_error):
+        return False
+    row.last_status, row.last_error = status, error
+    return True
+
+
+def reference_citations_check(*, code: ReferenceCode) -> ReferenceCode:
+    """Check the citations of ``code``'s deep dives against its stored run again (after a
+    deep dive's text or link changed) and store the verdict."""
+    if _citations_verdict(code):
+        code.save(update_fields=["last_status", "last_error"])
+        invalidation.changed(code)  # the code pages and deep dives say whether it is verified
+    return code
+
+
+def cited_problems(deep_dives: Iterable[DeepDive], measurements: dict | None) -> list:
+    """The citations of ``deep_dives`` (both bodies) that ``measurements``, a program's run
+    result, does not back: missing or changed results (``deepdives.citations``)."""
+    return problems_of((body for d in deep_dives for body in (d.body_en, d.body_zh)), measurements)
+
+
+def citation_error(problems: list) -> str:
+    """What a run's error says of its deep dives' citations it does not back."""
+    lines = [_("The deep dive cites results this run does not give as written:")]
+    return "\n".join([*lines, *(f"- {problem}" for problem in problems)])
 
 
 def reference_chart_svg(row: ReferenceCode) -> str | None:
@@ -299,6 +339,9 @@ def deep_dive_save(*, deep_dive: DeepDive, user) -> DeepDive:
         raise PermissionDenied(_("Only editors may publish or unpublish a deep dive."))
     deep_dive.full_clean()
     deep_dive.save()
+    for code_id in {deep_dive.reference_code_id, stored.reference_code_id if stored else None}:
+        if code_id is not None:
+            reference_citations_check(code=ReferenceCode.objects.get(pk=code_id))
     action = _status_action(stored.status if stored else None, deep_dive.status)
     if action is not None:
         audit_record(user=user, action=action, obj=deep_dive, changes=changes)
@@ -328,6 +371,8 @@ def deep_dive_delete(*, deep_dive: DeepDive, user) -> None:
         )
         invalidation.changed(stored)
     stored.delete()
+    if stored.reference_code_id is not None:
+        reference_citations_check(code=ReferenceCode.objects.get(pk=stored.reference_code_id))
 
 
 @transaction.atomic

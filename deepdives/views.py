@@ -13,6 +13,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from deepdives import services
+from deepdives.citations import fill
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 from deepdives.text import render_markdown_with_toc
@@ -62,7 +63,10 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
         tag(request, f"program:{deep_dive.reference_code.slug}")
     language = get_language()
     body = deep_dive.body(language)
-    body_html, toc_tokens = render_markdown_with_toc(body)
+    # Figures cited from the program's verified run are filled from it (deepdives.citations).
+    code = deep_dive.reference_code
+    filled, cited_problems = fill(str(body), code.last_measurements if code else None)
+    body_html, toc_tokens = render_markdown_with_toc(filled)
     return render(
         request,
         "deepdives/detail.html",
@@ -74,6 +78,8 @@ def deep_dive_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "body_html": body_html,
             "toc": _toc(toc_tokens),
             "minutes": deep_dive.minutes(language),
+            "cited_problems": cited_problems,
+            "body_text": filled,
             "preview": may_preview(request.user)
             and not DeepDive.objects.visible_to(PUBLIC).filter(pk=deep_dive.pk).exists(),
         },

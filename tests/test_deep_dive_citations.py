@@ -1,0 +1,115 @@
+"""Deep-dive figures bound to their program's verified run: the page fills them from the
+stored run, and a run that does not give a cited result as written fails verification, which
+both the code page and the deep dive say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deepdives import registry, services
+from deepdives.citations import CitationProblem, fill, spec_for
+from deepdives.models import DeepDive, ReferenceCode
+from deepdives.registry import Program
+from tests.factories import make_daily, make_deep_dive, make_paper
+
+ROOT = Path(__file__).resolve().parent.parent
+BODY = (
+    "## Results\n\nThe fused kernel reads {run:speedup=1.41}× fewer bytes; against float64 "
+    "it is within {run:attention.max_abs_err:.2e}, at {run:sizes.0=8,192} tokens.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("written", "value", "spec"),
+    [
+        ("1.96e-06", 1.9634e-06, ".2e"),
+        ("93.2%", 0.93195, ".1%"),
+        ("8,192", 8192, ",.0f"),
+        ("11.55", 11.547, ".2f"),
+        ("7", 7, ".0f"),
+    ],
+)
+def test_the_written_value_says_how_the_result_is_written(written, value, spec):
+    assert spec_for(written) == spec
+    assert format(value, spec) == written
+
+
+def test_it_fills_citations_and_names_what_the_run_does_not_back():
+    text, problems = fill(BODY, {"speedup": 1.5212, "sizes": [8192]})
+    assert "reads 1.52× fewer" in text and "at 8,192 tokens" in text
+    assert "{run:" not in text
+    assert problems == [
+        CitationProblem("speedup", "1.41", "1.52"),
+        CitationProblem("attention.max_abs_err", None, None),
+    ]
+
+
+def _program(monkeypatch, module: str) -> ReferenceCode:
+    monkeypatch.setitem(
+        registry.PROGRAMS,
+        "figures",
+        Program(
+            name="figures",
+            module=module,
+            system="Figures",
+            paper_slug=None,
+            summary_en="test",
+            summary_zh="测试",
+            pythonpath=(str(ROOT),),
+        ),
+    )
+    services.reference_sync()
+    return services.reference_verify(name="figures")
+
+
+@pytest.fixture
+def cited(db, monkeypatch):
+    paper = make_paper("figures-paper")
+    make_daily(papers=[paper])
+    row = _program(monkeypatch, "tests.programs.figures")
+    deep_dive = make_deep_dive(paper, slug="figures", body_en=BODY, reference_code=row)
+    services.reference_citations_check(code=row)
+    return deep_dive, row
+
+
+def test_a_run_that_gives_the_cited_results_passes_and_the_text_shows_them(cited, anonymous):
+    deep_dive, row = cited
+    row.refresh_from_db()
+    assert row.last_status == ReferenceCode.RunStatus.PASSED, row.last_error
+    html = anonymous.get("/en/deep-dives/figures/").content.decode()
+    assert "reads 1.41× fewer" in html and "within 9.28e-07" in html and "8,192" in html
+    assert "{run:" not in html and "cited-problems" not in html
+    assert "Verified" in anonymous.get("/en/code/figures/").content.decode()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_changed_or_missing_cited_result_fails_and_both_pages_say_so(
+    cited, anonymous, monkeypatch, lang
+):
+    deep_dive, row = cited
+    row = _program(monkeypatch, "tests.programs.figures_changed")
+    assert row.last_status == ReferenceCode.RunStatus.FAILED
+    assert "speedup: written 1.41, the run gives 1.52" in row.last_error
+    assert "attention.max_abs_err: not in the run's result" in row.last_error
+
+    code_page = anonymous.get(f"/{lang}/code/figures/").content.decode()
+    assert 'class="run-status run-failed"' in code_page
+    assert "speedup: written 1.41, the run gives 1.52" in code_page
+
+    page = anonymous.get(f"/{lang}/deep-dives/figures/").content.decode()
+    problems = page.split('class="run-error cited-problems"', 1)[1].split("</div>", 1)[0]
+    assert "<code>speedup</code>" in problems and "1.52" in problems
+    assert "<code>attention.max_abs_err</code>" in problems
+    assert "reads 1.52× fewer" in page  # the text shows what the run gives
+
+
+def test_correcting_the_text_passes_the_stored_run_again(cited, monkeypatch):
+    deep_dive, row = cited
+    _program(monkeypatch, "tests.programs.figures_changed")
+    deep_dive.body_en = "The fused kernel reads {run:speedup=1.52}× fewer bytes."
+    services.deep_dive_save(deep_dive=deep_dive, user=None)
+    row.refresh_from_db()
+    assert row.last_status == ReferenceCode.RunStatus.PASSED and row.last_error == ""
+    assert DeepDive.objects.get(pk=deep_dive.pk).body_en.startswith("The fused")
