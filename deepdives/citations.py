@@ -51,13 +51,19 @@ def spec_for(written: str) -> str:
 
 
 def lookup(result, path: str):
-    """The value at ``path`` in ``result``, or ``_MISSING``."""
-    value = result
-    for key in path.split("."):
-        if isinstance(value, dict) and key in value:
-            value = value[key]
-        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
-            value = value[int(key)]
+    """The value at ``path`` in ``result``, or ``_MISSING``. A key may hold dots itself
+    (``gaussian_x0.02``): the longest key that is there is taken."""
+    parts, value, i = path.split("."), result, 0
+    while i < len(parts):
+        if isinstance(value, dict):
+            for j in range(len(parts), i, -1):
+                if (key := ".".join(parts[i:j])) in value:
+                    value, i = value[key], j
+                    break
+            else:
+                return _MISSING
+        elif isinstance(value, list) and parts[i].isdigit() and int(parts[i]) < len(value):
+            value, i = value[int(parts[i])], i + 1
         else:
             return _MISSING
     return value

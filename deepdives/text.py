@@ -81,8 +81,8 @@ EXTENSIONS = ["fenced_code", "tables", "sane_lists", "toc", "abbr"]
 # Python-Markdown takes time super-linear in some inputs and recurses once per nesting level,
 # and no thread can be stopped once it renders; so a body is rendered only within these
 # bounds, under which the worst inputs known render in well under a second
-# (tests/test_markdown_bounds.py). Demo bodies: at most 12,843 characters, blocks of 2,023,
-# bracket scans of 1,781, one tag opener and a nesting of 13.
+# (tests/test_markdown_bounds.py). Demo bodies (with their run citations): at most 13,630
+# characters, blocks of 2,341, bracket scans of 1,781, one tag opener and a nesting of 13.
 MARKDOWN_MAX_CHARS = 30_000
 # The longest run of lines without a blank line: inline parsing rebuilds a paragraph's text
 # once per link, emphasis or code span in it.

@@ -36,6 +36,11 @@ def test_the_written_value_says_how_the_result_is_written(written, value, spec):
     assert format(value, spec) == written
 
 
+def test_a_path_reaches_keys_that_hold_dots_and_list_items():
+    result = {"by": {"gaussian_x0.02": {"bits": [11.17, 11.2]}}}
+    assert fill("{run:by.gaussian_x0.02.bits.1=11.20}", result) == ("11.20", [])
+
+
 def test_it_fills_citations_and_names_what_the_run_does_not_back():
     text, problems = fill(BODY, {"speedup": 1.5212, "sizes": [8192]})
     assert "reads 1.52× fewer" in text and "at 8,192 tokens" in text
@@ -113,3 +118,14 @@ def test_correcting_the_text_passes_the_stored_run_again(cited, monkeypatch):
     row.refresh_from_db()
     assert row.last_status == ReferenceCode.RunStatus.PASSED and row.last_error == ""
     assert DeepDive.objects.get(pk=deep_dive.pk).body_en.startswith("The fused")
+
+
+@pytest.mark.programs
+def test_every_demo_deep_dive_cites_results_its_program_gives(demo):
+    from deepdives.demo import demo_load_deep_dives
+
+    demo_load_deep_dives()
+    for deep_dive in DeepDive.objects.select_related("reference_code"):
+        code = services.reference_verify(name=deep_dive.reference_code.slug)
+        assert "{run:" in deep_dive.body_en and "{run:" in deep_dive.body_zh, deep_dive.slug
+        assert code.last_status == ReferenceCode.RunStatus.PASSED, (code.slug, code.last_error)
