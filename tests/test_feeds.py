@@ -84,6 +84,16 @@ def test_it_serves_every_feed_valid_and_non_empty(site, anonymous, lang):
             assert f'xml:lang="{parsed.feed.language}"'.encode() in response.content
 
 
+@pytest.mark.parametrize("path", ["feeds/infra.atom", "feeds/infra/papers.atom"])
+def test_each_item_is_updated_when_its_own_content_changed(site, anonymous, path):
+    # The demo's dailies went out on four days: each item's time is its own, not the load's.
+    _, parsed = _feed(anonymous, f"/en/{path}")
+    updated = {entry.id: entry.updated_parsed for entry in parsed.entries}
+    assert len(set(updated.values())) == len(DEMO_DATES)
+    for entry in parsed.entries:
+        assert entry.updated_parsed == entry.published_parsed
+
+
 def test_it_lists_the_published_dailies_newest_first_with_the_pages_heading(site, anonymous):
     _, en = _feed(anonymous, "/en/feeds/infra.atom")
     assert [e.title for e in en.entries] == [f"Infra — Paper Daily, {d}" for d in DEMO_DATES]

@@ -125,7 +125,18 @@ def _load_daily(data: dict, intro: dict, track: Track, papers: dict[str, Paper])
             _record_imported_score(paper, track, score, date)
     if not daily.is_published:
         daily_publish(daily=daily, now=_publish_time(date))
+    _dated_as_published(daily)
     return daily
+
+
+def _dated_as_published(daily: Daily) -> None:
+    """The demo's texts were written for their day: their content times (the feeds' Atom
+    ``updated``) are the daily's publication, not the moment the demo was loaded."""
+    at = Daily.objects.values_list("published_at", flat=True).get(pk=daily.pk)
+    papers = DailyEntry.objects.filter(daily=daily).values("paper_id")
+    Daily.objects.filter(pk=daily.pk).update(updated_at=at)
+    Paper.objects.filter(pk__in=papers).update(updated_at=at)
+    Summary.objects.filter(paper__in=papers).update(updated_at=at)
 
 
 def _record_imported_score(paper: Paper, track: Track, total: Decimal, date: dt.date) -> None:
