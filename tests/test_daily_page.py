@@ -149,7 +149,7 @@ def test_its_query_count_does_not_grow_with_the_entries(db, anonymous):
 
 def test_it_runs_a_pinned_number_of_queries(demo, anonymous, django_assert_num_queries):
     # daily+track, entries+paper+venue, organisations, summaries, topics, deep dives,
-    # reference code, the previous and the next daily, the candidates' window (the daily
-    # before) and their scores (the selection chart)
-    with django_assert_num_queries(11):
+    # reference code, the previous and the next daily, and the scores the daily was
+    # published with (its selection chart: dailies.record)
+    with django_assert_num_queries(10):
         anonymous.get("/en/infra/2026-10-28/")
