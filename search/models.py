@@ -76,3 +76,31 @@ class SearchWord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.word} → {self.term}"
+
+
+class PaperEmbedding(models.Model):
+    """A paper's embedding: the source of truth the vector index is built from.
+
+    Written only by ``search.vectors`` (the indexing task), for the papers in the index and
+    recent papers in a track (the desk's candidates). ``model`` names the model that made
+    it (``search.embedding.model_id``): another model's vector is stale and made again, as is
+    one whose text (``digest``) changed.
+    """
+
+    paper = models.OneToOneField(
+        Paper, primary_key=True, on_delete=models.CASCADE, related_name="embedding"
+    )
+    model = models.CharField(max_length=100)
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the text embedded.")
+    # 384 little-endian float32 (search.embedding.DIMENSIONS), unit length.
+    vector = models.BinaryField()
+    embedded_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # what the vector index reloads when it changed: rows embedded since its last load
+            models.Index(fields=["embedded_at"], name="search_embedding_at_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"embedding of paper {self.paper_id} ({self.model})"

@@ -7,13 +7,15 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.http import QueryDict
-from django.utils.safestring import SafeString
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 from dailies.selectors import parse_date
 from papers.languages import pick_language
 from papers.models import Paper, Summary, Topic
 from search.backends import Filters, Hit
-from search.highlight import best_excerpt, highlight
+from search.highlight import EXCERPT_CHARS, best_excerpt, highlight
 from search.service import Highlighter
 from search.text import normalise_query
 
@@ -26,6 +28,8 @@ class SearchParams:
 
     q: str = ""
     filters: Filters = Filters()
+    # ``?like=<paper slug>``: the published papers nearest in meaning to that one.
+    like: str | None = None
 
     @classmethod
     def from_query(cls, data: QueryDict) -> SearchParams:
@@ -37,11 +41,12 @@ class SearchParams:
                 date_from=parse_date(data.get("from", "")[:10]),
                 date_to=parse_date(data.get("to", "")[:10]),
             ),
+            like=_slug(data.get("like", ""), max_length=120),
         )
 
     @property
     def active(self) -> bool:
-        return bool(self.q or self.filters)
+        return bool(self.q or self.filters or self.like)
 
     def query_string(self, **changes) -> str:
         """These parameters as a query string, with ``changes`` applied (None drops one)."""
@@ -52,13 +57,14 @@ class SearchParams:
             "track": filters.track,
             "from": filters.date_from.isoformat() if filters.date_from else "",
             "to": filters.date_to.isoformat() if filters.date_to else "",
+            "like": self.like,
         }
         values.update({k.rstrip("_"): v for k, v in changes.items()})
         return urlencode({k: v for k, v in values.items() if v})
 
 
-def _slug(value: str) -> str | None:
-    value = value.strip()[:50]
+def _slug(value: str, max_length: int = 50) -> str | None:
+    value = value.strip()[:max_length]
     valid = value.replace("-", "").replace("_", "").isalnum() and value.isascii()
     return value if valid else None
 
@@ -96,8 +102,22 @@ def result_rows(
             row.excerpt, row.excerpt_language, at = found
             row.excerpt_summary = summaries[at] if at < len(summaries) else None
             row.marks_headline = row.excerpt_summary is not pick_language(summaries, language)
+        if hit.by_meaning and texts:
+            _say_matched_by_meaning(row, texts, summaries)
         rows.append(row)
     return rows
+
+
+def _say_matched_by_meaning(row: ResultRow, texts: list, summaries: list) -> None:
+    """A result the vector index found and the words did not: its excerpt (the opening of
+    the reader's text when no word matched) starts by saying so."""
+    if row.excerpt is None:
+        text, row.excerpt_language = " ".join(texts[0][0].split()), texts[0][1]
+        cut = text[:EXCERPT_CHARS]
+        row.excerpt = mark_safe(escape(cut) + ("…" if len(text) > len(cut) else ""))
+        row.excerpt_summary = summaries[0] if summaries else None
+    note = format_html('<span class="match-note">{}</span> ', gettext("Matched by meaning"))
+    row.excerpt = mark_safe(note + row.excerpt)
 
 
 @dataclass(frozen=True)

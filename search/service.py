@@ -14,6 +14,7 @@ SQLite), and finally papers with any of the terms.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -24,12 +25,15 @@ from django.db.models import Exists, OuterRef, QuerySet
 from dailies.models import DailyEntry
 from dailies.selectors import index_papers
 from papers.models import Paper
-from search import backends
+from search import backends, vectors
 from search.backends import MAX_RESULTS, Filters, Hit, Match
 from search.backends.base import appearances, tagged_paper_ids
+from search.embedding import ModelUnavailable, embed_query
+from search.limits import FUSE_DEPTH, MIN_SIMILARITY, RRF_K, VECTOR_HITS
 from search.text import QueryTerm, parse_query, tokens, word_terms, words_by_term
 
 P = TypeVar("P", bound=Paper)
+log = logging.getLogger(__name__)
 
 NO_FILTERS = Filters()
 
@@ -143,7 +147,109 @@ def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -
     ``query`` and ``filters`` are as the request's parser made them (``normalise_query``,
     ``Filters``); the filters reach the backend as they are. ``language`` is the reader's: it
     does not narrow the search (both languages are always searched); it is kept on the
-    results for their presentation."""
+    results for their presentation.
+
+    With semantic search on, the lexical results are fused with the papers nearest to the
+    query's meaning (``HybridResults``); when the model cannot be used, the lexical results
+    are returned as they are and a line is logged."""
+    lexical = lexical_search(query, filters, language=language)
+    if not (vectors.enabled() and query.strip()):
+        return lexical
+    semantic = _semantic_hits(query, filters)
+    if semantic is None:
+        return lexical
+    return HybridResults(
+        query=query,
+        filters=filters,
+        language=language,
+        match=lexical.match,
+        terms=lexical.terms,
+        corrected=lexical.corrected,
+        relaxed=lexical.relaxed,
+        lexical=lexical,
+        semantic=semantic,
+    )
+
+
+def _semantic_hits(query: str, filters: Filters) -> list[Hit] | None:
+    """The published papers nearest to the query's meaning, or None (logged) when the model
+    or the vector index cannot answer."""
+    try:
+        vector = embed_query(query)
+        return vectors.current().nearest(
+            vector, limit=VECTOR_HITS, min_similarity=MIN_SIMILARITY, filters=filters
+        )
+    except ModelUnavailable as e:
+        log.warning("search %r: lexical results only (%s)", query[:50], e)
+    except Exception:
+        log.exception("search %r: lexical results only (the vector index failed)", query[:50])
+    return None
+
+
+def rrf(*rankings: Sequence[Hit]) -> list[Hit]:
+    """Reciprocal rank fusion: each paper scores the sum of 1 / (RRF_K + rank) over the
+    rankings it is in (rank from 1); best first, ties by first appearance. A paper only the
+    vector ranking found is marked ``by_meaning``."""
+    scores: dict[int, float] = {}
+    by_words: set[int] = set()
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.paper_id] = scores.get(hit.paper_id, 0.0) + 1.0 / (RRF_K + rank)
+            if not hit.by_meaning:
+                by_words.add(hit.paper_id)
+    order = sorted(scores, key=lambda pk: -scores[pk])
+    return [Hit(pk, scores[pk], by_meaning=pk not in by_words) for pk in order]
+
+
+@dataclass
+class HybridResults(SearchResults):
+    """The lexical results fused with the semantic hits: the first FUSE_DEPTH lexical hits
+    and the semantic ones ranked together by ``rrf``, then the rest of the lexical hits in
+    their order. The count is the lexical count plus the semantic hits not among the fused
+    lexical ones (a semantic hit further down the lexical ranking is counted twice and shown
+    once: at most VECTOR_HITS fewer on the last page)."""
+
+    lexical: SearchResults | None = None
+    semantic: list[Hit] = field(default_factory=list)
+    _fused: list[Hit] | None = None
+
+    def fused(self) -> list[Hit]:
+        if self._fused is None:
+            words = self.lexical[0:FUSE_DEPTH] if self.lexical else []
+            self._fused = rrf(words, self.semantic)
+        return self._fused
+
+    def _count(self) -> int:
+        if self._total is None:
+            lexical = self.lexical._count() if self.lexical else 0
+            self._total = len(self.fused()) + max(0, lexical - FUSE_DEPTH)
+        return self._total
+
+    def __getitem__(self, index: slice) -> list[Hit]:
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("SearchResults are sliced a page at a time")
+        start = max(0, index.start or 0)
+        stop = min(MAX_RESULTS, self.count() if index.stop is None else index.stop)
+        fused = self.fused()
+        hits = fused[start:stop]
+        if stop > len(fused) and self.lexical is not None:
+            seen = {h.paper_id for h in fused}
+            tail_start = FUSE_DEPTH + max(0, start - len(fused))
+            tail_stop = FUSE_DEPTH + (stop - len(fused))
+            hits += [h for h in self.lexical[tail_start:tail_stop] if h.paper_id not in seen]
+        return hits
+
+    @property
+    def highlighter(self) -> Highlighter:
+        if self.lexical is not None:
+            return self.lexical.highlighter
+        return Highlighter([])
+
+
+def lexical_search(
+    query: str, filters: Filters = NO_FILTERS, *, language: str = "en"
+) -> SearchResults:
+    """The words' half of ``search``: the lexical backend's ranking, with its fallbacks."""
     terms = parse_query(query)
     results = SearchResults(query=query, filters=filters, language=language, terms=terms)
     if not terms:

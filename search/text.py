@@ -25,12 +25,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from search.limits import MAX_QUERY_CHARS, MAX_QUERY_TERMS
+
 if TYPE_CHECKING:
     import jieba
 
-# Queries longer than this are cut: nobody types more, and the work stays bounded.
-MAX_QUERY_CHARS = 200
-MAX_QUERY_TERMS = 12
 # Longer "words" are noise (hashes, base64); they are neither indexed nor searched.
 MAX_TERM_CHARS = 40
 

@@ -11,8 +11,11 @@ from dailies.paging import keyset_page_or_404
 from dailies.views import page_or_404
 from digest_site.page_cache import tag
 from papers.models import Topic
+from search.backends import Hit
+from search.limits import LIKE_RESULTS
 from search.page import SearchParams, page_tracks, result_rows, topic_chips
-from search.service import browse, browse_count, in_hit_order, search
+from search.related import related_papers, similar_papers
+from search.service import Highlighter, browse, browse_count, in_hit_order, search
 
 
 def paper_index(request: HttpRequest) -> HttpResponse:
@@ -23,6 +26,8 @@ def paper_index(request: HttpRequest) -> HttpResponse:
     """
     params = SearchParams.from_query(request.GET)
     tag(request, "index")
+    if params.like:
+        return _like_results(request, params)
     if params.q:
         return _search_results(request, params)
     if params.active:
@@ -76,6 +81,36 @@ def _search_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
             "did_you_mean": did_you_mean,
             "exact_query": params.query_string() + "&exact=1",
             "suggested_topics": [] if pairs else selectors.published_topics()[:12],
+            "filter_topic": _topic(params.filters.topic),
+        },
+    )
+
+
+def _like_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
+    """``?like=<slug>``: the published papers nearest in meaning to a published paper (404
+    for any other), with the filters; the paper's lexical relatives when it has no
+    embedding yet or semantic search is off."""
+    like = get_object_or_404(selectors.published_papers(), slug=params.like)
+    language = get_language()
+    hits = similar_papers(like.pk, limit=LIKE_RESULTS, filters=params.filters)
+    if hits is None:
+        selectors.read_index_lists([like])
+        hits = [Hit(p.pk, 0.0) for p in related_papers(like, language=language)]
+    # Every one is found by meaning: the heading says so, not each row.
+    hits = [Hit(h.paper_id, h.score) for h in hits]
+    page = page_or_404(request, hits)
+    shown = list(page.object_list)
+    pairs = in_hit_order(shown, selectors.search_result_papers([h.paper_id for h in shown]))
+    papers = [paper for paper, _ in pairs]
+    selectors.read_index_lists(papers)
+    return render(
+        request,
+        "search/paper_index.html",
+        {
+            **_search_context(params, papers),
+            "page": page,
+            "like_paper": like,
+            "rows": result_rows(pairs, Highlighter([]), language),
             "filter_topic": _topic(params.filters.topic),
         },
     )

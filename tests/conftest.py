@@ -23,6 +23,10 @@ from django.utils import translation
 settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 get_hashers.cache_clear()
 
+# Embedding a paper costs the model about half a second on one core, and the suite publishes
+# hundreds of papers; the tests of semantic search turn it on (tests/test_semantic_*.py).
+settings.SEARCH_VECTORS = False
+
 
 def _backends() -> str:
     db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]

@@ -64,6 +64,8 @@ class Match:
 class Hit:
     paper_id: int
     score: float
+    # Found by the vector index alone (its meaning is close to the query's), not by its words.
+    by_meaning: bool = False
 
 
 def match_key(match: Match) -> tuple:

@@ -1,0 +1,41 @@
+"""Every bound of search in one place: what a query may be, how much is embedded at a time,
+how large the in-process vector index may grow, and how hybrid results are fused.
+
+Each is tested at its edge (tests/test_search_limits.py).
+"""
+
+from __future__ import annotations
+
+# Queries longer than this are cut: nobody types more, and the work stays bounded (the
+# lexical parse and the query embedding both read at most this much).
+MAX_QUERY_CHARS = 200
+MAX_QUERY_TERMS = 12
+
+# A paper's text for its embedding (title, summaries, abstract) is cut to this many
+# characters: the model reads at most 512 tokens, and its time grows with the length.
+MAX_PASSAGE_CHARS = 1200
+# Passages handed to the model in one call.
+EMBED_BATCH = 16
+# Papers one run of the indexing task embeds at most (about 2-3 papers/s on one thread: the
+# run stays well inside the task's five-minute soft limit); the periodic sweep does the rest.
+EMBED_PER_RUN = 300
+# Papers the in-process vector index holds at most (384 float32 each: 1.5 KB; 100,000 papers
+# are 154 MB a worker). Past it the newest embeddings are left out and a line is logged.
+MAX_VECTOR_INDEX = 200_000
+
+# Hybrid search: reciprocal rank fusion of the first FUSE_DEPTH lexical hits with the
+# VECTOR_HITS nearest papers whose cosine similarity to the query is at least
+# MIN_SIMILARITY (multilingual-e5's scores of unrelated texts sit around 0.7-0.8).
+FUSE_DEPTH = 100
+VECTOR_HITS = 30
+MIN_SIMILARITY = 0.8
+RRF_K = 60
+
+# Query embeddings kept: per process (an LRU of this many) and in the shared cache (timeout).
+QUERY_VECTORS_KEPT = 2048
+QUERY_VECTOR_TIMEOUT = 7 * 24 * 3600
+
+# "More like this" and the related papers of a paper page; the nearest published papers a
+# desk candidate shows.
+LIKE_RESULTS = 30
+NEAREST_COVERED = 2

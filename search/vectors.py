@@ -1,0 +1,336 @@
+"""Paper embeddings and the vector index: the semantic half of search.
+
+Writing: ``embeddings_refresh(paper_ids=…)`` embeds the papers whose stored embedding is
+missing, from another model, or of another text, in batches, and stores them
+(``PaperEmbedding``, the source of truth). The indexing task runs it for the papers it just
+indexed, and the periodic sweep (``embeddings_refresh_stale``) for the rest: papers in the
+search index first, then recent papers of a track (the desk's candidates).
+
+Reading: a ``VectorBackend`` answers "the published papers nearest to this vector". The one
+built here, ``InProcessVectors``, keeps the vectors of the indexed papers (the published
+ones) in a float32 matrix and compares a query with all of them (exact; 100,000 papers in
+about 10 ms, 154 MB a worker: bench/search.py). It is refreshed when the embeddings or the
+index change: the writers bump a generation token in the shared cache, and a process that
+sees a new token loads only the rows that changed. ``current()`` picks the backend as
+``search.backends.current()`` picks the lexical one; an HNSW index in PostgreSQL (pgvector)
+would be a second implementation of the same interface, but pgvector is not packaged for
+this machine's PostgreSQL, so none is built and the in-process index serves both databases.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import secrets
+import threading
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from papers.models import Paper, Summary
+from search.backends.base import Filters, Hit, appearances, tagged_paper_ids
+from search.embedding import DIMENSIONS, embed_passages, model_id
+from search.limits import EMBED_PER_RUN, MAX_VECTOR_INDEX
+from search.models import PaperEmbedding, SearchDocument
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger(__name__)
+
+GENERATION_KEY = "search:vectors:generation"
+# Papers added this recently and in a track are embedded even unpublished: the editor's desk
+# shows each candidate's nearest published papers.
+CANDIDATE_DAYS = 7
+# Rows embedded this long before the newest one a process loaded are read again at its next
+# refresh: a slow writer may commit a row stamped earlier than one already read.
+RELOAD_OVERLAP = dt.timedelta(minutes=10)
+
+
+def enabled() -> bool:
+    return settings.SEARCH_VECTORS
+
+
+# Writing ---------------------------------------------------------------------------------
+
+
+def passage_text(paper: Paper) -> str:
+    """What a paper's embedding is made of: its title and short name, each summary's
+    headline and takeaway, then the summaries, then the abstract (cut by the model's
+    bound, ``MAX_PASSAGE_CHARS``; the first parts matter most). Reads ``paper.summaries``
+    (prefetch it)."""
+    summaries = sorted(paper.summaries.all(), key=lambda s: s.language)
+    parts = [paper.title]
+    if paper.short_name and paper.short_name not in paper.title:
+        parts.append(paper.short_name)
+    parts += [s.headline for s in summaries] + [s.takeaway for s in summaries]
+    parts += [s.body for s in summaries] + [paper.abstract]
+    return "\n".join(p.strip() for p in parts if p and p.strip())
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def embeddings_refresh(*, paper_ids: Iterable[int]) -> dict[str, int]:
+    """Embed those of ``paper_ids`` whose embedding is missing, stale or of another model
+    (at most EMBED_PER_RUN; the rest are left to the next sweep) and store them. Runs the
+    model in batches, outside any transaction; each paper's row is upserted."""
+    ids = sorted(set(paper_ids))[:EMBED_PER_RUN]
+    if not ids:
+        return {"embedded": 0, "unchanged": 0}
+    current = model_id()
+    stored = dict(
+        PaperEmbedding.objects.filter(paper_id__in=ids, model=current).values_list(
+            "paper_id", "digest"
+        )
+    )
+    papers = Paper.objects.filter(pk__in=ids).prefetch_related("summaries").order_by("pk")
+    todo: list[tuple[int, str, str]] = []
+    unchanged: list[int] = []
+    for paper in papers:
+        text = passage_text(paper)
+        digest = _digest(text)
+        if stored.get(paper.pk) == digest:
+            unchanged.append(paper.pk)
+        else:
+            todo.append((paper.pk, text, digest))
+    now = timezone.now()
+    if unchanged:
+        # Seen again with the same text: not stale any more, and nothing to reload.
+        PaperEmbedding.objects.filter(paper_id__in=unchanged).update(embedded_at=now)
+    if todo:
+        vectors = embed_passages([text for _, text, _ in todo])
+        rows = [
+            PaperEmbedding(
+                paper_id=pk, model=current, digest=digest, vector=vectors[i].tobytes(),
+                embedded_at=now,
+            )
+            for i, (pk, _, digest) in enumerate(todo)
+        ]  # fmt: skip
+        PaperEmbedding.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["paper"],
+            update_fields=["model", "digest", "vector", "embedded_at"],
+        )
+        transaction.on_commit(generation_bump)
+    return {"embedded": len(todo), "unchanged": len(unchanged)}
+
+
+def stale_embedding_ids(*, limit: int = EMBED_PER_RUN) -> list[int]:
+    """Papers to embed (at most ``limit``; three queries): indexed papers without an
+    embedding of the current model or edited since it was made, then papers of a track added
+    in the last CANDIDATE_DAYS days without one."""
+    current = PaperEmbedding.objects.filter(paper=OuterRef("pk"), model=model_id())
+    edited = current.filter(
+        Q(embedded_at__lt=OuterRef("updated_at"))
+        | Exists(
+            Summary.objects.filter(
+                paper=OuterRef(OuterRef("pk")), updated_at__gt=OuterRef("embedded_at")
+            )
+        )
+    )
+    indexed = Paper.objects.filter(Exists(SearchDocument.objects.filter(paper=OuterRef("pk"))))
+    ids = list(
+        indexed.filter(~Exists(current) | Exists(edited))
+        .order_by("-pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    if len(ids) < limit:
+        since = timezone.now() - dt.timedelta(days=CANDIDATE_DAYS)
+        recent = (
+            Paper.objects.filter(created_at__gte=since, tracks__isnull=False)
+            .filter(~Exists(current))
+            .exclude(pk__in=ids)
+            .order_by("-pk")
+            .values_list("pk", flat=True)
+            .distinct()
+        )
+        ids += list(recent[: limit - len(ids)])
+    return ids
+
+
+def embeddings_refresh_stale(*, limit: int = EMBED_PER_RUN) -> dict[str, int]:
+    return embeddings_refresh(paper_ids=stale_embedding_ids(limit=limit))
+
+
+def generation_bump() -> None:
+    """Tell every process's vector index that embeddings or the index changed."""
+    try:
+        cache.set(GENERATION_KEY, secrets.token_hex(8), None)
+    except Exception:  # the processes reload at the next bump, or when the token is gone
+        log.warning("vector index generation not bumped (cache unavailable)", exc_info=True)
+
+
+def generation() -> str | None:
+    """The current generation token (one made if the cache has none); None when the cache
+    is unavailable, and a process then keeps the index it has."""
+    try:
+        token = cache.get(GENERATION_KEY)
+        if token is None:
+            cache.add(GENERATION_KEY, secrets.token_hex(8), None)
+            token = cache.get(GENERATION_KEY)
+        return token
+    except Exception:
+        log.warning("vector index generation unknown (cache unavailable)", exc_info=True)
+        return None
+
+
+# Reading ---------------------------------------------------------------------------------
+
+
+class VectorBackend(Protocol):
+    """The published papers nearest to a unit vector, best first, as ``Hit``s whose score is
+    the cosine similarity; and the stored vector of a paper."""
+
+    def nearest(
+        self,
+        vector: np.ndarray,
+        *,
+        limit: int,
+        min_similarity: float = -1.0,
+        filters: Filters | None = None,
+        exclude: Sequence[int] = (),
+    ) -> list[Hit]: ...
+
+    def vectors_of(self, paper_ids: Sequence[int]) -> dict[int, np.ndarray]: ...
+
+
+def _filtered_ids(filters: Filters) -> list[int] | None:
+    """The ids of the papers the filters leave (one query), None without filters."""
+    if not filters:
+        return None
+    papers = SearchDocument.objects.all()
+    entries = appearances(filters)
+    if entries is not None:
+        papers = papers.filter(paper__in=entries.values("paper_id"))
+    if filters.topic:
+        papers = papers.filter(paper__in=tagged_paper_ids(filters.topic))
+    return list(papers.values_list("paper_id", flat=True))
+
+
+def _indexed_embeddings() -> QuerySet[PaperEmbedding]:
+    """The current model's embeddings of the papers in the search index (the published)."""
+    return PaperEmbedding.objects.filter(
+        model=model_id(), paper__in=SearchDocument.objects.values("paper_id")
+    )
+
+
+def _read_vectors(rows: Iterable[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
+    ids, blobs = [], []
+    for pk, blob in rows:
+        ids.append(pk)
+        blobs.append(bytes(blob))
+    matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, DIMENSIONS)
+    return np.asarray(ids, dtype=np.int64), matrix
+
+
+class InProcessVectors:
+    """The indexed papers' vectors in this process's memory, ordered by paper id."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state: tuple | None = None  # (generation, newest embedded_at, ids, matrix)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._state = None
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        token = generation()
+        state = self._state
+        if state is None or (token is not None and token != state[0]):
+            with self._lock, transaction.atomic():
+                state = self._state
+                if state is None or (token is not None and token != state[0]):
+                    state = self._state = self._load(token, state)
+        return state[2], state[3]
+
+    def _load(self, token: str | None, state: tuple | None) -> tuple:
+        """This process's index brought up to date: every row when it has none, else the
+        rows embedded since its newest (less RELOAD_OVERLAP) and those of papers that came
+        into or left the index (two to three queries)."""
+        import numpy as np
+
+        rows = _indexed_embeddings()
+        ids = np.fromiter(
+            rows.order_by("paper_id").values_list("paper_id", flat=True)[:MAX_VECTOR_INDEX],
+            dtype=np.int64,
+        )
+        if len(ids) == MAX_VECTOR_INDEX:
+            log.warning("vector index full: %d papers (MAX_VECTOR_INDEX)", MAX_VECTOR_INDEX)
+        newest = rows.order_by("-embedded_at").values_list("embedded_at", flat=True).first()
+        if state is None or state[1] is None:
+            old_ids, old_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
+            changed = ids
+        else:
+            _, since, old_ids, old_matrix = state
+            recent = rows.filter(embedded_at__gte=since - RELOAD_OVERLAP)
+            recent_ids = np.fromiter(recent.values_list("paper_id", flat=True), dtype=np.int64)
+            changed = np.union1d(np.setdiff1d(ids, old_ids), np.intersect1d(recent_ids, ids))
+        keep = np.isin(old_ids, ids) & ~np.isin(old_ids, changed)
+        new_ids, new_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
+        if len(changed):
+            new_ids, new_matrix = _read_vectors(
+                rows.filter(paper_id__in=changed.tolist()).values_list("paper_id", "vector")
+            )
+        all_ids = np.concatenate([old_ids[keep], new_ids])
+        order = np.argsort(all_ids, kind="stable")
+        matrix = np.concatenate([old_matrix[keep], new_matrix])[order]
+        return (token, newest, all_ids[order], np.ascontiguousarray(matrix))
+
+    def nearest(
+        self,
+        vector: np.ndarray,
+        *,
+        limit: int,
+        min_similarity: float = -1.0,
+        filters: Filters | None = None,
+        exclude: Sequence[int] = (),
+    ) -> list[Hit]:
+        import numpy as np
+
+        ids, matrix = self._arrays()
+        allowed = _filtered_ids(filters) if filters else None
+        if allowed is not None:
+            rows = np.flatnonzero(np.isin(ids, allowed))
+            ids, scores = ids[rows], matrix[rows] @ vector
+        else:
+            scores = matrix @ vector
+        want = min(len(ids), limit + len(exclude))
+        if want <= 0:
+            return []
+        top = np.argpartition(-scores, want - 1)[:want]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        skip = set(exclude)
+        hits = [
+            Hit(int(ids[i]), float(scores[i]), by_meaning=True)
+            for i in top
+            if scores[i] >= min_similarity and int(ids[i]) not in skip
+        ]
+        return hits[:limit]
+
+    def vectors_of(self, paper_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors (current model) of ``paper_ids``, published or not (one
+        query)."""
+        rows = PaperEmbedding.objects.filter(paper_id__in=list(paper_ids), model=model_id())
+        ids, matrix = _read_vectors(rows.values_list("paper_id", "vector"))
+        return {int(pk): matrix[i] for i, pk in enumerate(ids)}
+
+
+_IN_PROCESS = InProcessVectors()
+
+
+def current() -> VectorBackend:
+    """The vector backend for the database in use: the in-process index on both (see the
+    module's note on pgvector)."""
+    return _IN_PROCESS
