@@ -25,11 +25,15 @@ MAX_VECTOR_INDEX = 200_000
 
 # Hybrid search: reciprocal rank fusion of the first FUSE_DEPTH lexical hits with the
 # VECTOR_HITS nearest papers whose cosine similarity to the query is at least
-# MIN_SIMILARITY (multilingual-e5's scores of unrelated texts sit around 0.7-0.8).
+# MIN_SIMILARITY (multilingual-e5 scores unrelated texts 0.7-0.8 and a paper in the other
+# language about 0.8: the floor only drops what is plainly unrelated).
 FUSE_DEPTH = 100
 VECTOR_HITS = 30
-MIN_SIMILARITY = 0.8
+MIN_SIMILARITY = 0.7
 RRF_K = 60
+# A lexical ranking that matched only some of the query's words, or a corrected spelling,
+# weighs this much in the fusion (the meaning decides).
+RELAXED_WEIGHT = 0.25
 
 # Query embeddings kept: per process (an LRU of this many) and in the shared cache (timeout).
 QUERY_VECTORS_KEPT = 2048

@@ -92,6 +92,9 @@ class PaperEmbedding(models.Model):
     )
     model = models.CharField(max_length=100)
     digest = models.CharField(max_length=64, help_text="SHA-256 of the text embedded.")
+    # The script most of the text embedded is in: the model scores texts of the query's own
+    # language higher, so the index ranks each script's papers apart and interleaves them.
+    script = models.CharField(max_length=4, choices=[("latn", "Latin"), ("hani", "Han")])
     # 384 little-endian float32 (search.embedding.DIMENSIONS), unit length.
     vector = models.BinaryField()
     embedded_at = models.DateTimeField()

@@ -29,7 +29,7 @@ from search import backends, vectors
 from search.backends import MAX_RESULTS, Filters, Hit, Match
 from search.backends.base import appearances, tagged_paper_ids
 from search.embedding import ModelUnavailable, embed_query
-from search.limits import FUSE_DEPTH, MIN_SIMILARITY, RRF_K, VECTOR_HITS
+from search.limits import FUSE_DEPTH, MIN_SIMILARITY, RELAXED_WEIGHT, RRF_K, VECTOR_HITS
 from search.text import QueryTerm, parse_query, tokens, word_terms, words_by_term
 
 P = TypeVar("P", bound=Paper)
@@ -186,15 +186,16 @@ def _semantic_hits(query: str, filters: Filters) -> list[Hit] | None:
     return None
 
 
-def rrf(*rankings: Sequence[Hit]) -> list[Hit]:
-    """Reciprocal rank fusion: each paper scores the sum of 1 / (RRF_K + rank) over the
-    rankings it is in (rank from 1); best first, ties by first appearance. A paper only the
-    vector ranking found is marked ``by_meaning``."""
+def rrf(*rankings: Sequence[Hit], weights: Sequence[float] = ()) -> list[Hit]:
+    """Reciprocal rank fusion: each paper scores the sum of weight / (RRF_K + rank) over the
+    rankings it is in (rank from 1; weight 1 unless given); best first, ties by first
+    appearance. A paper only the vector ranking found is marked ``by_meaning``."""
     scores: dict[int, float] = {}
     by_words: set[int] = set()
-    for ranking in rankings:
+    for at, ranking in enumerate(rankings):
+        weight = weights[at] if at < len(weights) else 1.0
         for rank, hit in enumerate(ranking, start=1):
-            scores[hit.paper_id] = scores.get(hit.paper_id, 0.0) + 1.0 / (RRF_K + rank)
+            scores[hit.paper_id] = scores.get(hit.paper_id, 0.0) + weight / (RRF_K + rank)
             if not hit.by_meaning:
                 by_words.add(hit.paper_id)
     order = sorted(scores, key=lambda pk: -scores[pk])
@@ -216,7 +217,9 @@ class HybridResults(SearchResults):
     def fused(self) -> list[Hit]:
         if self._fused is None:
             words = self.lexical[0:FUSE_DEPTH] if self.lexical else []
-            self._fused = rrf(words, self.semantic)
+            # Papers with only some of the words (or a corrected spelling) are a guess.
+            weight = RELAXED_WEIGHT if (self.relaxed or self.corrected) else 1.0
+            self._fused = rrf(words, self.semantic, weights=(weight, 1.0))
         return self._fused
 
     def _count(self) -> int:

@@ -74,6 +74,14 @@ def passage_text(paper: Paper) -> str:
     return "\n".join(p.strip() for p in parts if p and p.strip())
 
 
+def text_script(text: str) -> str:
+    """ "hani" when Chinese characters are at least a third of ``text``'s letters, else
+    "latn"."""
+    letters = [ch for ch in text if ch.isalpha()]
+    han = sum(1 for ch in letters if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
+    return "hani" if letters and han * 3 >= len(letters) else "latn"
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -109,16 +117,16 @@ def embeddings_refresh(*, paper_ids: Iterable[int]) -> dict[str, int]:
         vectors = embed_passages([text for _, text, _ in todo])
         rows = [
             PaperEmbedding(
-                paper_id=pk, model=current, digest=digest, vector=vectors[i].tobytes(),
-                embedded_at=now,
+                paper_id=pk, model=current, digest=digest, script=text_script(text),
+                vector=vectors[i].tobytes(), embedded_at=now,
             )
-            for i, (pk, _, digest) in enumerate(todo)
+            for i, (pk, text, digest) in enumerate(todo)
         ]  # fmt: skip
         PaperEmbedding.objects.bulk_create(
             rows,
             update_conflicts=True,
             unique_fields=["paper"],
-            update_fields=["model", "digest", "vector", "embedded_at"],
+            update_fields=["model", "digest", "script", "vector", "embedded_at"],
         )
         transaction.on_commit(generation_bump)
     return {"embedded": len(todo), "unchanged": len(unchanged)}
@@ -223,15 +231,17 @@ def _indexed_embeddings() -> QuerySet[PaperEmbedding]:
     )
 
 
-def _read_vectors(rows: Iterable[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+def _read_vectors(rows: Iterable[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, vectors, is-Han flags) of (paper id, vector, script) rows."""
     import numpy as np
 
-    ids, blobs = [], []
-    for pk, blob in rows:
+    ids, blobs, han = [], [], []
+    for pk, blob, script in rows:
         ids.append(pk)
         blobs.append(bytes(blob))
+        han.append(script == "hani")
     matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, DIMENSIONS)
-    return np.asarray(ids, dtype=np.int64), matrix
+    return np.asarray(ids, dtype=np.int64), matrix, np.asarray(han, dtype=bool)
 
 
 class InProcessVectors:
@@ -239,13 +249,14 @@ class InProcessVectors:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._state: tuple | None = None  # (generation, newest embedded_at, ids, matrix)
+        # (generation, newest embedded_at, ids, matrix, is-Han flags)
+        self._state: tuple | None = None
 
     def clear(self) -> None:
         with self._lock:
             self._state = None
 
-    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         token = generation()
         state = self._state
         if state is None or (token is not None and token != state[0]):
@@ -253,7 +264,7 @@ class InProcessVectors:
                 state = self._state
                 if state is None or (token is not None and token != state[0]):
                     state = self._state = self._load(token, state)
-        return state[2], state[3]
+        return state[2], state[3], state[4]
 
     def _load(self, token: str | None, state: tuple | None) -> tuple:
         """This process's index brought up to date: every row when it has none, else the
@@ -269,24 +280,29 @@ class InProcessVectors:
         if len(ids) == MAX_VECTOR_INDEX:
             log.warning("vector index full: %d papers (MAX_VECTOR_INDEX)", MAX_VECTOR_INDEX)
         newest = rows.order_by("-embedded_at").values_list("embedded_at", flat=True).first()
+        old_ids, old_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
+        old_han = np.empty(0, bool)
         if state is None or state[1] is None:
-            old_ids, old_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
             changed = ids
         else:
-            _, since, old_ids, old_matrix = state
+            _, since, old_ids, old_matrix, old_han = state
             recent = rows.filter(embedded_at__gte=since - RELOAD_OVERLAP)
             recent_ids = np.fromiter(recent.values_list("paper_id", flat=True), dtype=np.int64)
             changed = np.union1d(np.setdiff1d(ids, old_ids), np.intersect1d(recent_ids, ids))
         keep = np.isin(old_ids, ids) & ~np.isin(old_ids, changed)
         new_ids, new_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
+        new_han = np.empty(0, bool)
         if len(changed):
-            new_ids, new_matrix = _read_vectors(
-                rows.filter(paper_id__in=changed.tolist()).values_list("paper_id", "vector")
+            new_ids, new_matrix, new_han = _read_vectors(
+                rows.filter(paper_id__in=changed.tolist()).values_list(
+                    "paper_id", "vector", "script"
+                )
             )
         all_ids = np.concatenate([old_ids[keep], new_ids])
         order = np.argsort(all_ids, kind="stable")
         matrix = np.concatenate([old_matrix[keep], new_matrix])[order]
-        return (token, newest, all_ids[order], np.ascontiguousarray(matrix))
+        han = np.concatenate([old_han[keep], new_han])[order]
+        return (token, newest, all_ids[order], np.ascontiguousarray(matrix), han)
 
     def nearest(
         self,
@@ -299,32 +315,42 @@ class InProcessVectors:
     ) -> list[Hit]:
         import numpy as np
 
-        ids, matrix = self._arrays()
+        ids, matrix, han = self._arrays()
         allowed = _filtered_ids(filters) if filters else None
         if allowed is not None:
             rows = np.flatnonzero(np.isin(ids, allowed))
-            ids, scores = ids[rows], matrix[rows] @ vector
+            ids, han, scores = ids[rows], han[rows], matrix[rows] @ vector
         else:
             scores = matrix @ vector
-        want = min(len(ids), limit + len(exclude))
-        if want <= 0:
-            return []
-        top = np.argpartition(-scores, want - 1)[:want]
-        top = top[np.argsort(-scores[top], kind="stable")]
+        want = limit + len(exclude)
         skip = set(exclude)
-        hits = [
-            Hit(int(ids[i]), float(scores[i]), by_meaning=True)
-            for i in top
-            if scores[i] >= min_similarity and int(ids[i]) not in skip
-        ]
-        return hits[:limit]
+        # The model scores a text in the query's language higher than the same meaning in
+        # the other: each script's papers are ranked apart, then taken in turn by rank.
+        ranked = []
+        for group in (np.flatnonzero(~han), np.flatnonzero(han)):
+            top = group[_top(scores[group], want)]
+            kept = [i for i in top if scores[i] >= min_similarity and int(ids[i]) not in skip]
+            ranked += [(rank, -float(scores[i]), int(i)) for rank, i in enumerate(kept)]
+        ranked.sort()
+        return [Hit(int(ids[i]), -neg, by_meaning=True) for _, neg, i in ranked[:limit]]
 
     def vectors_of(self, paper_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored vectors (current model) of ``paper_ids``, published or not (one
         query)."""
         rows = PaperEmbedding.objects.filter(paper_id__in=list(paper_ids), model=model_id())
-        ids, matrix = _read_vectors(rows.values_list("paper_id", "vector"))
+        ids, matrix, _ = _read_vectors(rows.values_list("paper_id", "vector", "script"))
         return {int(pk): matrix[i] for i, pk in enumerate(ids)}
+
+
+def _top(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest ``scores``, highest first."""
+    import numpy as np
+
+    k = min(k, len(scores))
+    if k <= 0:
+        return np.empty(0, np.int64)
+    top = np.argpartition(-scores, k - 1)[:k]
+    return top[np.argsort(-scores[top], kind="stable")]
 
 
 _IN_PROCESS = InProcessVectors()
