@@ -94,7 +94,6 @@ def _like_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
     language = get_language()
     hits = similar_papers(like.pk, limit=LIKE_RESULTS, filters=params.filters)
     if hits is None:
-        selectors.read_index_lists([like])
         hits = [Hit(p.pk, 0.0) for p in related_papers(like, language=language)]
     # Every one is found by meaning: the heading says so, not each row.
     hits = [Hit(h.paper_id, h.score) for h in hits]
@@ -102,7 +101,6 @@ def _like_results(request: HttpRequest, params: SearchParams) -> HttpResponse:
     shown = list(page.object_list)
     pairs = in_hit_order(shown, selectors.search_result_papers([h.paper_id for h in shown]))
     papers = [paper for paper, _ in pairs]
-    selectors.read_index_lists(papers)
     return render(
         request,
         "search/paper_index.html",
