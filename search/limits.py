@@ -1,7 +1,7 @@
 """Every bound of search in one place: what a query may be, how much is embedded at a time,
 how large the in-process vector index may grow, and how hybrid results are fused.
 
-Each is tested at its edge (tests/test_search_limits.py).
+(Tests at each edge are still to be written: see the branch's report.)
 """
 
 from __future__ import annotations
