@@ -11,6 +11,15 @@ workers), it measures in one run:
 - 64 connections for 60 s on the cached daily page,
 
 and prints req/s, the ratio to the static file, p50/p99 latency and the non-2xx count.
+Then, also in the same run:
+
+- the daily page and the static file served by Varnish (deploy/varnish/default.vcl, vmod
+  xkey) in front of the cached gunicorn;
+- editing hours: the 20 most-visited pages at 64 connections for ``BENCH_EDIT_SECONDS``
+  while an editor makes 20 edits through the admin (a summary's headline, over HTTP as a
+  browser posts it), on this checkout and on the commit before the page cache was retired
+  by tag (``BENCH_BEFORE_REV``, by default the parent of the commit that added
+  digest_site/cache_tags.py): p50/p99 and how many pages were rendered per edit.
 Every request says ``Accept-Encoding: gzip`` and ``X-Forwarded-Proto: https`` (as behind
 the TLS proxy production expects). It also prints the server time of an uncached render of
 the daily and the index, measured in-process, and how fast the machine's Python is (a fixed
@@ -22,8 +31,9 @@ loop), since those times are absolute.
 ``BENCH_REDIS_URL`` (default redis://127.0.0.1:6379/12), ``BENCH_SECONDS`` (10 per run),
 ``BENCH_LONG_SECONDS`` (60), ``BENCH_WARM_SECONDS`` (2: the unreported run before each
 measured one, 0 for none), ``BENCH_START_SECONDS`` (120: how long gunicorn may take to
-start). Needs ``wrk``: ``apt-get install -y wrk`` (installed if missing and apt-get is
-available).
+start), ``BENCH_EDIT_SECONDS`` (60; 0 skips editing hours). Needs ``wrk`` and, for the
+Varnish runs, ``varnishd`` with vmod xkey (``apt-get install -y wrk varnish
+varnish-modules``; installed if missing and apt-get is available).
 """
 
 from __future__ import annotations
@@ -35,10 +45,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -60,7 +72,67 @@ DAILY = "/en/infra/2026-10-28/"
 INDEX = "/en/papers/"
 STATIC = "/static/bench/daily.html"
 HEADERS = {"Accept-Encoding": "gzip", "X-Forwarded-Proto": "https"}
-TARGETS = {"cached daily": 0.8, "cached index": 0.8, "uncached daily": 0.1}
+TARGETS = {
+    "cached daily": 0.8,
+    "cached index": 0.8,
+    "uncached daily": 0.1,
+    "Varnish: daily": 1.0,
+}
+EDITOR_PASSWORD = "bench-editor-password-1"
+EDIT_SECONDS = int(os.environ.get("BENCH_EDIT_SECONDS", "60"))
+EDITS = 20
+VARNISHD = shutil.which("varnishd") or "/usr/sbin/varnishd"
+VCL = ROOT / "deploy" / "varnish" / "default.vcl"
+# gunicorn's entry point for editing hours: the site's WSGI application, counting each
+# request that gets past the page cache to a view (a render) in Redis, the admin's aside.
+COUNTING_WSGI = """
+import os
+
+import redis
+from django.core.handlers.base import BaseHandler
+
+_counter = redis.Redis.from_url(os.environ["BENCH_COUNTER_URL"])
+_get_response = BaseHandler._get_response
+
+
+def _counted(self, request):
+    if not request.path.startswith("/admin/"):
+        _counter.incr("bench:renders")
+    return _get_response(self, request)
+
+
+# Before the application is made: its handler binds the method when it loads the middleware.
+BaseHandler._get_response = _counted
+
+from digest_site.wsgi import application  # gunicorn's entry point
+"""
+# The 20 most-visited public pages of the demo: both home pages and indexes, the three
+# newest dailies in both languages, the archive, the topics, the feed, a deep dive and
+# the papers of those dailies.
+VISITED = """
+import django
+django.setup()
+from django.urls import reverse
+from django.utils import translation
+from dailies.models import Daily, DailyEntry
+from deepdives.models import DeepDive
+newest = list(Daily.objects.published().order_by("-date")[:3])
+paths = []
+track = newest[0].track.slug
+for language in ("en", "zh"):
+    with translation.override(language):
+        paths += [f"/{language}/", f"/{language}/papers/", reverse("dailies:track", args=[track])]
+        paths += [daily.get_absolute_url() for daily in newest]
+with translation.override("en"):
+    paths += ["/en/topics/", reverse("dailies:track_feed", args=[track])]
+    paths += [d.get_absolute_url() for d in DeepDive.objects.published()[:1]]
+    entries = DailyEntry.objects.filter(daily__in=newest).select_related("paper")
+    papers = [reverse("dailies:paper", args=[e.paper.slug]) for e in entries]
+    paths += list(dict.fromkeys(papers))[: 20 - len(paths)]
+lead = DailyEntry.objects.filter(daily=newest[0], is_lead=True).select_related("paper").first()
+print("\\n".join(paths[:20]))
+print(lead.paper.summaries.get(language="en").pk)
+"""
 
 
 def _free_port() -> int:
@@ -82,10 +154,10 @@ def _ensure_wrk() -> str:
     return found
 
 
-def _scratch_database() -> None:
+def _scratch_database(url: str = DATABASE_URL) -> None:
     import psycopg
 
-    parts = urlsplit(DATABASE_URL)
+    parts = urlsplit(url)
     name = parts.path.lstrip("/")
     admin = parts._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as conn:
@@ -139,7 +211,9 @@ def _write_static_copy(env: dict[str, str], work: Path) -> bytes:
 
 
 class Gunicorn:
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(
+        self, env: dict[str, str], log: Path, *, root: Path = ROOT, app: str = "digest_site.wsgi"
+    ) -> None:
         self.port = _free_port()
         self.log = log.open("w")
         self.proc = subprocess.Popen(
@@ -147,7 +221,7 @@ class Gunicorn:
                 PYTHON,
                 "-m",
                 "gunicorn",
-                "digest_site.wsgi",
+                app,
                 "--workers",
                 str(WORKERS),
                 "--bind",
@@ -155,7 +229,7 @@ class Gunicorn:
                 "--access-logfile",
                 "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
             ],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -164,6 +238,8 @@ class Gunicorn:
         while time.monotonic() < deadline:
             try:
                 self.get(STATIC)
+                return
+            except urllib.error.HTTPError:  # it answers (the editing runs have no copy)
                 return
             except OSError:
                 time.sleep(0.2)
@@ -196,12 +272,22 @@ def _ms(text: str) -> float:
     return float(value) * _UNITS[unit]
 
 
-def wrk(binary: str, url: str, *, connections: int, seconds: int) -> dict:
+def wrk(
+    binary: str,
+    url: str,
+    *,
+    connections: int,
+    seconds: int,
+    script: Path | None = None,
+    warm: bool = True,
+) -> dict:
     """``wrk`` on ``url`` for ``seconds``, after an unreported run of ``WARM_SECONDS``."""
     command = [binary, "-t2", f"-c{connections}", "--latency", "--timeout", "2s"]
     for name, value in HEADERS.items():
         command += ["-H", f"{name}: {value}"]
-    if WARM_SECONDS:
+    if script is not None:
+        command += ["-s", str(script)]
+    if WARM_SECONDS and warm:
         subprocess.run([*command, f"-d{WARM_SECONDS}s", url], check=True, capture_output=True)
     out = subprocess.run(
         [*command, f"-d{seconds}s", url], check=True, capture_output=True, text=True
@@ -223,6 +309,187 @@ def wrk(binary: str, url: str, *, connections: int, seconds: int) -> dict:
         if "Socket errors" in out
         else 0,
     }
+    return result
+
+
+class Varnish:
+    """varnishd in the foreground with the deployed VCL, its backend the given port."""
+
+    def __init__(self, backend_port: int, work: Path) -> None:
+        vcl = work / "default.vcl"
+        vcl.write_text(VCL.read_text().replace('.port = "8000";', f'.port = "{backend_port}";'))
+        self.port = _free_port()
+        self.log = (work / "varnish.log").open("w")
+        self.proc = subprocess.Popen(
+            [VARNISHD, "-F", "-j", "none", "-n", str(work / "varnish"), "-f", str(vcl)]
+            + ["-a", f"127.0.0.1:{self.port}", "-s", "malloc,64m"],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        sys.exit(f"varnishd did not start; see {work / 'varnish.log'}")
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+        self.log.close()
+
+
+class Editor:
+    """An editor in a browser: logs in to the admin and posts a summary's change form with
+    what the form holds and a new headline, as a browser submits it."""
+
+    def __init__(self, server: Gunicorn, summary: int) -> None:
+        self.server = server
+        self.change = f"/admin/papers/summary/{summary}/change/"
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, data: list | None = None):
+        import httpx
+
+        origin = f"https://127.0.0.1:{self.server.port}"
+        headers = {"X-Forwarded-Proto": "https", "Referer": origin + path}
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        if data is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        response = httpx.request(
+            method,
+            self.server.url(path),
+            headers=headers,
+            content=urlencode(data) if data is not None else None,
+            timeout=60,
+        )
+        for cookie in response.headers.get_list("set-cookie"):
+            name, _, rest = cookie.partition("=")
+            self.cookies[name.strip()] = rest.split(";")[0]
+        return response
+
+    def form(self, path: str, form_id: str) -> list:
+        import lxml.html
+
+        page = lxml.html.fromstring(self.request("GET", path).text)
+        return list(page.get_element_by_id(form_id).form_values())
+
+    def login(self) -> None:
+        values = dict(self.form("/admin/login/", "login-form"))
+        values.update(username="bench", password=EDITOR_PASSWORD)
+        response = self.request("POST", "/admin/login/", list(values.items()))
+        if response.status_code != 302:
+            sys.exit(f"the bench editor could not log in: {response.status_code}")
+
+    def edit(self, number: int) -> bool:
+        values = [
+            (name, f"Headline as edited, take {number}" if name == "headline" else value)
+            for name, value in self.form(self.change, "summary_form")
+        ]
+        return self.request("POST", self.change, values).status_code == 302
+
+
+def _before_checkout(work: Path) -> tuple[str, Path]:
+    """The commit before the page cache was retired by tag, unpacked under ``work``."""
+    rev = os.environ.get("BENCH_BEFORE_REV")
+    if not rev:
+        added = subprocess.run(
+            ["git", "log", "--diff-filter=A", "--format=%h", "--", "digest_site/cache_tags.py"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        if not added:
+            sys.exit("set BENCH_BEFORE_REV: no commit adds digest_site/cache_tags.py")
+        rev = added[-1] + "^"
+    target = work / "before"
+    target.mkdir()
+    archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return rev, target
+
+
+def _prepare(env: dict[str, str], root: Path) -> tuple[list[str], int]:
+    """Migrate, load the demo, collect the static files and add the bench editor in the
+    database of ``env`` with the code under ``root``; the visited pages and the summary to edit."""
+    _scratch_database(env["DATABASE_URL"])
+    commands = (("migrate", "--noinput", "-v0"), ("load_demo",), ("collectstatic", "--noinput"))
+    for args in commands:
+        subprocess.run([PYTHON, "manage.py", *args], cwd=root, env=env, check=True)
+    subprocess.run(
+        [PYTHON, "manage.py", "createsuperuser", "--noinput", "--username", "bench"]
+        + ["--email", "bench@example.org"],
+        cwd=root,
+        env={**env, "DJANGO_SUPERUSER_PASSWORD": EDITOR_PASSWORD},
+        check=True,
+    )
+    out = subprocess.run(
+        [PYTHON, "-c", VISITED], cwd=root, env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return out[:-1], int(out[-1])
+
+
+def _editing_hours(binary: str, env: dict[str, str], root: Path, work: Path) -> dict:
+    """The visited pages at 64 connections for ``EDIT_SECONDS`` while the editor logs in and
+    makes ``EDITS`` edits spread over them; latency, and renders counted past the cache."""
+    import redis
+
+    paths, summary = _prepare(env, root)
+    counting = work / "counting"
+    counting.mkdir(exist_ok=True)
+    (counting / "bench_counting.py").write_text(COUNTING_WSGI)
+    script = work / "visited.lua"
+    script.write_text(
+        "paths = {" + ", ".join(f'"{p}"' for p in paths) + "}\n"
+        "counter = 0\n"
+        "request = function()\n"
+        "  counter = counter + 1\n"
+        "  return wrk.format(nil, paths[counter % #paths + 1])\n"
+        "end\n"
+    )
+    counter = redis.Redis.from_url(REDIS_URL)
+    counter.flushdb()
+    server_env = {**env, "PYTHONPATH": str(counting), "BENCH_COUNTER_URL": REDIS_URL}
+    server = Gunicorn(
+        server_env, work / f"gunicorn-{root.name}.log", root=root, app="bench_counting"
+    )
+    try:
+        for path in paths:  # each page rendered and stored once before the hour starts
+            server.get(path)
+        counter.delete("bench:renders")
+        result: dict = {}
+        load = threading.Thread(
+            target=lambda: result.update(
+                wrk(
+                    binary,
+                    server.url("/"),
+                    connections=64,
+                    seconds=EDIT_SECONDS,
+                    script=script,
+                    warm=False,
+                )
+            )
+        )
+        started = time.monotonic()
+        load.start()
+        editor = Editor(server, summary)
+        editor.login()
+        made = 0
+        for number in range(EDITS):
+            time.sleep(max(0.0, started + (number + 0.5) * EDIT_SECONDS / EDITS - time.monotonic()))
+            made += editor.edit(number)
+        load.join()
+        result.update(renders=int(counter.get("bench:renders") or 0), edits=made, pages=len(paths))
+    finally:
+        server.stop()
     return result
 
 
@@ -332,6 +599,17 @@ def main() -> None:
         results["cached daily, 64 conn"] = wrk(
             binary, cached.url(DAILY), connections=64, seconds=LONG_SECONDS
         )
+        if Path(VARNISHD).exists():
+            varnish = Varnish(cached.port, work)
+            try:
+                for name, path in (("static file", STATIC), ("daily", DAILY)):
+                    results[f"Varnish: {name}"] = wrk(
+                        binary, varnish.url(path), connections=16, seconds=SECONDS
+                    )
+            finally:
+                varnish.stop()
+        else:
+            print(f"no {VARNISHD}: the Varnish runs are left out (apt-get install varnish)")
     finally:
         cached.stop()
     uncached = Gunicorn({**env, "PAGE_CACHE": "0"}, work / "gunicorn-uncached.log")
@@ -345,27 +623,62 @@ def main() -> None:
     finally:
         uncached.stop()
 
+    editing = {}
+    if EDIT_SECONDS:
+        rev, before = _before_checkout(work)
+        runs = (
+            (f"before ({rev})", before, "_before"),
+            ("after (this checkout)", ROOT, "_after"),
+        )
+        for label, root, suffix in runs:
+            run_env = {
+                **env,
+                "DATABASE_URL": DATABASE_URL + suffix,
+                "STATIC_ROOT": str(work / f"static{suffix}"),
+            }
+            editing[label] = _editing_hours(binary, run_env, root, work)
+
     static = results["static file"]["rps"]
-    print(f"\nwrk, {WORKERS} gunicorn workers, 16 connections {SECONDS} s per run:")
+    print(f"\nwrk, {WORKERS} gunicorn workers, 16 connections {SECONDS} s per run")
+    print("  (the Varnish rows are against the static file served by Varnish):")
     recheck = env.get("PAGE_CACHE_VERSION_RECHECK_MS")
     recheck = f"{recheck} ms" if recheck else "PAGE_CACHE_VERSION_RECHECK_MS (production's default)"
-    print(f"  (each worker re-reads the content version at most every {recheck})")
+    print(f"  (each worker re-reads the retired tags at most every {recheck})")
     print(
         f"  {'':<31} {'req/s':>9} {'× static':>9} {'p50':>9} {'p99':>9}"
         f" {'non-2xx':>8} {'errors':>7}"
     )
     for name, r in results.items():
+        # Through Varnish, against the static file through Varnish.
+        base = results.get("Varnish: static file", {}).get("rps") if "Varnish" in name else None
         target = TARGETS.get(name)
         mark = ""
+        ratio = r["rps"] / (base or static)
         if target is not None:
-            mark = "  ok" if r["rps"] / static >= target else f"  below {target}×"
+            mark = "  ok" if ratio >= target else f"  below {target}×"
         if name.endswith("64 conn"):
             good = r["non_2xx"] == 0 and r["errors"] == 0 and r["p99"] < 100
             mark = "  ok" if good else "  target: 0 errors, p99 < 100 ms"
         print(
-            f"  {name:<31} {r['rps']:9.0f} {r['rps'] / static:8.2f}× {r['p50']:7.2f}ms "
+            f"  {name:<31} {r['rps']:9.0f} {ratio:8.2f}× {r['p50']:7.2f}ms "
             f"{r['p99']:7.2f}ms {r['non_2xx']:8d} {r['errors']:7d}{mark}"
         )
+    if editing:
+        print(
+            f"\nediting hours: the {EDITS} edits through the admin in {EDIT_SECONDS} s while the"
+            f" {next(iter(editing.values()))['pages']} most-visited pages are read"
+            " at 64 connections:"
+        )
+        print(
+            f"  {'':<31} {'req/s':>9} {'p50':>9} {'p99':>9} {'renders':>8} {'per edit':>9}"
+            f" {'edits':>6} {'non-2xx':>8} {'errors':>7}"
+        )
+        for name, r in editing.items():
+            print(
+                f"  {name:<31} {r['rps']:9.0f} {r['p50']:7.2f}ms {r['p99']:7.2f}ms "
+                f"{r['renders']:8d} {r['renders'] / max(r['edits'], 1):9.1f} {r['edits']:6d}"
+                f" {r['non_2xx']:8d} {r['errors']:7d}"
+            )
     shutil.rmtree(work, ignore_errors=True)
 
 
