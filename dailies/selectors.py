@@ -91,29 +91,41 @@ def daily_neighbours(daily: Daily, *, user: Reader) -> tuple[Daily | None, Daily
 @dataclass(frozen=True)
 class DailyPage:
     """What a daily's page prints: the daily with its track, its entries in order, the
-    dailies the pager links and the selection chart."""
+    dates of the dailies the pager links and the selection chart."""
 
     daily: Daily
     entries: list[DailyEntry]
-    previous: Daily | None
-    following: Daily | None
+    previous: dt.date | None
+    following: dt.date | None
     selection: Selection
 
 
 def daily_page(track: str, date: dt.date, *, user: Reader) -> DailyPage | None:
-    """The daily of ``track`` (its slug) on ``date`` if ``user`` may see it (a fixed 13+
-    queries)."""
+    """The daily of ``track`` (its slug) on ``date`` if ``user`` may see it, with the dates
+    of the previous and next daily of the track ``user`` may see (a fixed 9+ queries)."""
+    same_track = Daily.objects.visible_to(user).filter(track_id=OuterRef("track_id"))
+    before = same_track.filter(date__lt=OuterRef("date")).order_by("-date")
+    after = same_track.filter(date__gt=OuterRef("date")).order_by("date")
     daily = (
         Daily.objects.visible_to(user)
         .select_related("track")
         .filter(track__slug=track, date=date)
+        .annotate(
+            previous_date=Subquery(before.values("date")[:1]),
+            following_date=Subquery(after.values("date")[:1]),
+        )
         .first()
     )
     if daily is None:
         return None
     entries = daily_entries(daily)
-    previous, following = daily_neighbours(daily, user=user)
-    return DailyPage(daily, entries, previous, following, daily_selection(daily, entries))
+    return DailyPage(
+        daily,
+        entries,
+        daily.previous_date,
+        daily.following_date,
+        daily_selection(daily, entries),
+    )
 
 
 def daily_cards(dailies: QuerySet[Daily]) -> QuerySet[Daily]:

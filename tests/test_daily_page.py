@@ -148,8 +148,8 @@ def test_its_query_count_does_not_grow_with_the_entries(db, anonymous):
 
 
 def test_it_runs_a_pinned_number_of_queries(demo, anonymous, django_assert_num_queries):
-    # daily+track, entries+paper+venue, organisations, summaries, topics, deep dives,
-    # reference code, the previous and the next daily, and the scores the daily was
-    # published with (its selection chart: dailies.record)
-    with django_assert_num_queries(10):
+    # daily+track with the dates of the previous and the next daily, entries+paper+venue,
+    # organisations, summaries, topics, deep dives, reference code, and the scores the
+    # daily was published with (its selection chart: dailies.record)
+    with django_assert_num_queries(8):
         anonymous.get("/en/infra/2026-10-28/")

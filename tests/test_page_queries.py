@@ -66,11 +66,11 @@ def test_the_daily_page_object_holds_what_the_reader_may_see(db, editor):
     draft_after = make_daily(track=track, date=DAY + dt.timedelta(days=1), status="draft")
     daily = make_daily(track=track, date=DAY)
     page = daily_page("infra", DAY, user=PUBLIC)
-    assert page.daily == daily and page.previous == before and page.following is None
+    assert page.daily == daily and page.previous == before.date and page.following is None
     assert [e.position for e in page.entries] == [1, 2, 3]
     assert page.selection.selected_ids == {e.paper_id for e in page.entries}
     assert daily_page("infra", draft_after.date, user=PUBLIC) is None
-    assert daily_page("infra", DAY, user=editor).following == draft_after
+    assert daily_page("infra", DAY, user=editor).following == draft_after.date
 
 
 def test_the_paper_page_lists_only_the_appearances_the_reader_may_see(db, editor):
