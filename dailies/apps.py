@@ -7,9 +7,11 @@ class DailiesConfig(AppConfig):
     verbose_name = _("Dailies")
 
     def ready(self) -> None:
+        from dailies import sitemaps, tasks  # noqa: F401
         from dailies.public_api.common import throttle_cached_answer
         from dailies.selectors import published_papers, published_tracks
         from digest_site.page_cache import register_hit_check
+        from digest_site.sitemaps import register_sections
         from digest_site.visibility import register_published
         from papers.models import Paper, Track
 
@@ -19,3 +21,7 @@ class DailiesConfig(AppConfig):
         # may change them, digest_site.visibility) without importing us.
         register_published(Paper, published_papers)
         register_published(Track, published_tracks)
+        # The site's sitemap lists our pages; the site's package cannot import us.
+        register_sections(sitemaps.sitemaps)
+        # Services enqueue our tasks by name (the tasks module imports them): ``tasks`` is
+        # imported above so that they are registered in every process, not only in a worker.

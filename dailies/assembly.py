@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
@@ -214,9 +215,8 @@ def daily_assemble_next(*, track: Track, now: dt.datetime | None = None) -> Asse
 
 def _draft_on_commit(daily_id: int) -> None:
     """The writing follows the shortlist: draft the entries and intro once this commits."""
-    from dailies.tasks import draft_daily_task  # the tasks module imports this one
-
-    draft_daily_task.delay_on_commit(daily_id)
+    # By its name, not imported: the tasks module imports this one.
+    current_app.tasks["dailies.tasks.draft_daily_task"].delay_on_commit(daily_id)
 
 
 def _profile(track: Track, paper_id: int, weight: float, reason: ProfileReason) -> None:

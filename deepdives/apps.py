@@ -13,12 +13,14 @@ class DeepdivesConfig(AppConfig):
             register_paper_filter,
             register_paper_prefetch,
         )
+        from deepdives import sitemaps
         from deepdives.paper_filters import has_deep_dive, has_verified_code
         from deepdives.selectors import (
             deep_dive_prefetch,
             papers_with_published_deep_dive,
             reference_code_prefetch,
         )
+        from digest_site.sitemaps import register_sections
 
         # Daily, index and paper pages link deep dives and reference code; dailies can't
         # import us, so we hand it the prefetches.
@@ -36,3 +38,5 @@ class DeepdivesConfig(AppConfig):
         # The read API narrows papers to those with a deep dive or verified code.
         register_paper_filter("has_deep_dive", has_deep_dive)
         register_paper_filter("has_verified_code", has_verified_code)
+        # The site's sitemap lists our pages after the dailies'.
+        register_sections(sitemaps.sitemaps)

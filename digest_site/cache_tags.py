@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Iterable
 
+from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -213,7 +214,7 @@ def _record_pending() -> None:
     """Leave a ``PendingBump`` row: in the write's transaction when there is one (a write
     rolled back changed nothing readers see), in a savepoint so that a failure here cannot
     spoil it. Never raises."""
-    from audit.models import PendingBump
+    PendingBump = apps.get_model("audit.PendingBump")
 
     try:
         with transaction.atomic():
@@ -226,7 +227,7 @@ def retire_pending() -> bool:
     """Make the retirement a process could not make, if there is one: this process's own,
     or one recorded in the database by any process (the periodic publisher calls this each
     minute). True when one was made; never raises."""
-    from audit.models import PendingBump
+    PendingBump = apps.get_model("audit.PendingBump")
 
     try:
         recorded = list(PendingBump.objects.values_list("pk", flat=True))

@@ -1,30 +1,42 @@
 """``/sitemap.xml`` and ``/robots.txt``.
 
-The sections come from the apps (``dailies.sitemaps``, ``deepdives.sitemaps``). While every
-URL fits in one file (``I18nSitemap.limit``), ``/sitemap.xml`` is that file; past it, it is
-an index of the sections at ``/sitemap-<section>.xml``, each paginated at the same limit.
+The sections come from the apps, which register them at start (``dailies.sitemaps``,
+``deepdives.sitemaps``): the site's ground floor imports no app. While every URL fits in one
+file (the sections' ``limit``), ``/sitemap.xml`` is that file; past it, it is an index of the
+sections at ``/sitemap-<section>.xml``, each paginated at the same limit.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from xml.sax.saxutils import escape, quoteattr
 
+from django.contrib.sitemaps import Sitemap
 from django.contrib.sitemaps import views as sitemap_views
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from dailies import sitemaps as dailies_sitemaps
-from dailies.sitemaps import I18nSitemap
-from deepdives import sitemaps as deepdives_sitemaps
 from digest_site.page_cache import tag
 
 # What the sitemaps list: dailies, papers, topics, tracks, deep dives and programs.
 SITEMAP_TAGS = ("dailies", "index", "topics", "tracks", "deepdives", "programs")
 
 
-def sections() -> dict[str, I18nSitemap]:
-    return {**dailies_sitemaps.sitemaps(), **deepdives_sitemaps.sitemaps()}
+# Each returns an app's sections by name; each section also says how many URLs it lists
+# (``size()``).
+SectionsFactory = Callable[[], dict[str, Sitemap]]
+_section_factories: list[SectionsFactory] = []
+
+
+def register_sections(factory: SectionsFactory) -> None:
+    """An app's sitemap sections, listed after those of the apps registered before it."""
+    if factory not in _section_factories:
+        _section_factories.append(factory)
+
+
+def sections() -> dict[str, Sitemap]:
+    return {name: s for factory in _section_factories for name, s in factory().items()}
 
 
 @require_safe
@@ -32,7 +44,8 @@ def sitemap(request: HttpRequest) -> HttpResponse:
     """One sitemap while it fits in a file, else the index of the sections."""
     tag(request, *SITEMAP_TAGS)
     sitemaps = sections()
-    if sum(s.size() for s in sitemaps.values()) <= I18nSitemap.limit:
+    limit = min((s.limit for s in sitemaps.values()), default=Sitemap.limit)
+    if sum(s.size() for s in sitemaps.values()) <= limit:
         return _urlset(sitemap_views.sitemap(request, sitemaps=sitemaps))
     return sitemap_views.index(request, sitemaps=sitemaps, sitemap_url_name="sitemap_section")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from email.utils import make_msgid
 from urllib.parse import urlsplit
 
+from celery import current_app
 from django.conf import settings
 from django.core import signing
 from django.core.exceptions import ValidationError
@@ -125,9 +126,8 @@ def subscriber_subscribe(
 
 
 def _enqueue_confirmation(subscriber_id: int) -> None:
-    from subscriptions.tasks import send_confirmation
-
-    send_confirmation.delay(subscriber_id)
+    # By its name, not imported: the tasks module imports this one.
+    current_app.tasks["subscriptions.tasks.send_confirmation"].delay(subscriber_id)
 
 
 def confirmation_token(subscriber: Subscriber) -> str:
