@@ -19,6 +19,10 @@ from django.utils.translation import gettext_lazy as _
 from digest_site.visibility import Reader, may_preview
 from papers.models import SCORE_MAX, SCORE_MIN, SCORE_VALIDATORS, Paper, Summary, Track
 
+# The scorer of the scores taken over from a daily as published (the demo's import), which
+# pages name as such rather than as a scorer.
+IMPORT_SCORER = "daily-import"
+
 
 class DailyStatus(models.TextChoices):
     DRAFT = "draft", _("Draft")

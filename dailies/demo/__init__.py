@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import transaction
 
 from dailies.extensions import papers_changed
-from dailies.models import Daily, DailyEntry
+from dailies.models import IMPORT_SCORER, Daily, DailyEntry
 from dailies.services import daily_publish
 from papers.drafting.service import glossary_seed
 from papers.identity import canonical_id
@@ -24,7 +24,6 @@ from papers.models import Organization, Paper, Score, Source, Summary, Topic, Tr
 from papers.services import summary_set
 
 DEMO_DIR = Path(__file__).resolve().parent
-IMPORT_SCORER = "daily-import"
 IMPORT_SCORER_VERSION = "1"
 
 

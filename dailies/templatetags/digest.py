@@ -12,7 +12,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
 
-from dailies.demo import IMPORT_SCORER
+from dailies.models import IMPORT_SCORER
 from papers.languages import Language, localized
 from papers.models import Paper, Summary
 from papers.validators import safe_url as _safe_url
