@@ -11,7 +11,9 @@ class SearchConfig(AppConfig):
 
         from django.conf import settings
 
-        from search import checks  # noqa: F401 (registers the start-up check)
+        # checks registers the start-up check; tasks registers the tasks that services
+        # enqueue by name (the tasks module imports them), in every process.
+        from search import checks, tasks  # noqa: F401
         from search.embedding import model_problem
 
         if settings.SEARCH_VECTORS and (problem := model_problem()):

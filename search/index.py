@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from celery import current_app
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
@@ -157,9 +158,8 @@ def search_index_on_papers_changed(paper_ids: list[int]) -> None:
     """
     search_index_refresh(paper_ids=paper_ids)
     if vectors.enabled():
-        from search.tasks import embed_papers
-
-        embed_papers.delay(paper_ids)
+        # By its name, not imported: the tasks module imports this one.
+        current_app.tasks["search.tasks.embed_papers"].delay(paper_ids)
 
 
 def stale_paper_ids() -> list[int]:
