@@ -12,6 +12,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from digest_site.visibility import may_change, may_change_public
+from papers.authors import author_merge, paper_authors_sync
 from papers.drafting.service import (
     summary_confirm,
     summary_delete,
@@ -22,6 +23,7 @@ from papers.drafting.service import (
 )
 from papers.languages import Language
 from papers.models import (
+    Author,
     DraftRun,
     GlossaryTerm,
     IngestRun,
@@ -233,6 +235,53 @@ class OrganizationAdmin(PublicContentAdmin, admin.ModelAdmin):
     list_display = ["label", "name", "name_zh", "slug"]
     search_fields = ["label", "name", "name_zh", "slug"]
     prepopulated_fields = {"slug": ["label"]}
+
+
+class AuthorAdminForm(forms.ModelForm):
+    merge_into = forms.SlugField(
+        label=_("merge into"),
+        required=False,
+        help_text=_(
+            "The slug of the author this name is the same person as: their papers and page "
+            "become that author's (recorded with who and when)."
+        ),
+    )
+
+    class Meta:
+        model = Author
+        fields = ["name"]
+
+    def clean_merge_into(self) -> Author | None:
+        slug = self.cleaned_data["merge_into"]
+        if not slug:
+            return None
+        target = Author.objects.filter(slug=slug).first()
+        if target is None:
+            raise ValidationError(_("No author has this slug."))
+        return target
+
+
+@admin.register(Author)
+class AuthorAdmin(ServiceErrorsAsMessages, admin.ModelAdmin):
+    """Authors are made by ingest; an editor renames one or merges two names of one person."""
+
+    form = AuthorAdminForm
+    list_display = ["name", "slug", "merged_into", "merged_by", "merged_at"]
+    search_fields = ["name", "key", "slug"]
+    list_filter = [("merged_into", admin.EmptyFieldListFilter)]
+    readonly_fields = ["key", "slug", "merged_into", "merged_by", "merged_at"]
+    fields = ["name", "merge_into", *readonly_fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def save_model(self, request, obj, form, change) -> None:
+        target = form.cleaned_data.get("merge_into")
+        with transaction.atomic():
+            if "name" in form.changed_data:
+                public_content_save(obj=obj, user=request.user)
+            if target is not None:
+                author_merge(source=obj, target=target, user=request.user)
 
 
 @admin.register(Venue)
@@ -487,6 +536,8 @@ class PaperAdmin(PublicContentAdmin, admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if change:
             paper_record_edits(paper=obj, fields=form.changed_data)
+        if not change or "authors" in form.changed_data:
+            paper_authors_sync({obj.pk: obj.authors})
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)

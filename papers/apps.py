@@ -9,6 +9,7 @@ class PapersConfig(AppConfig):
     def ready(self) -> None:
         from digest_site.visibility import published_objects, register_published
         from papers.models import (
+            Author,
             GlossaryTerm,
             Organization,
             Paper,
@@ -29,6 +30,7 @@ class PapersConfig(AppConfig):
         register_published(Topic, of_public_papers(Topic, "papers"))
         register_published(Organization, of_public_papers(Organization, "papers"))
         register_published(Venue, of_public_papers(Venue, "papers"))
+        register_published(Author, of_public_papers(Author, "paper_links__paper"))
         # A glossary governs how its track's public Chinese texts are written and checked.
         register_published(
             GlossaryTerm,

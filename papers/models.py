@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from digest_site.urlwords import RESERVED_WORDS
+from papers.author_names import AUTHOR_NAME_MAX_LENGTH, AUTHOR_SLUG_MAX_LENGTH
 from papers.languages import LANGUAGE_CODES, Language, pick_language
 from papers.validators import URL_MAX_LENGTH, validate_public_url
 
@@ -763,3 +764,77 @@ class LLMRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} {self.model_name} {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class Author(models.Model):
+    """A person who wrote papers: every way of writing their name that normalises to
+    ``key`` is them (``papers.authors.author_key``); an editor merges two keys that are the
+    same person (``author_merge``), recorded with who and when."""
+
+    key = models.CharField(
+        max_length=AUTHOR_NAME_MAX_LENGTH,
+        unique=True,
+        help_text=_("The name normalised: folded case and accents, no punctuation."),
+    )
+    slug = models.SlugField(max_length=AUTHOR_SLUG_MAX_LENGTH, unique=True)
+    name = models.CharField(
+        max_length=AUTHOR_NAME_MAX_LENGTH, help_text=_("The name as first written.")
+    )
+    merged_into = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="merged",
+        editable=False,
+        help_text=_("The author this name was merged into by an editor."),
+    )
+    merged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    merged_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                name="papers_author_not_merged_into_itself",
+                condition=~Q(merged_into=models.F("pk")),
+            ),
+            models.CheckConstraint(
+                name="papers_author_merge_recorded",
+                condition=Q(merged_into__isnull=True) | Q(merged_at__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PaperAuthor(models.Model):
+    """A paper's author at a place in its byline (written from ``Paper.authors``)."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="author_links")
+    author = models.ForeignKey(Author, on_delete=models.CASCADE, related_name="paper_links")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["paper", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "author"], name="papers_paperauthor_unique_paper_author"
+            ),
+        ]
+        indexes = [
+            # the author page: "this author's papers"
+            models.Index(fields=["author", "paper"], name="papers_paperauthor_author_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.paper_id} #{self.position}: {self.author_id}"

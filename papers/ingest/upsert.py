@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from papers.authors import paper_authors_sync
 from papers.ingest.items import RawItem, Rejection
 from papers.ingest.normalize import (
     OrganizationMatcher,
@@ -275,7 +276,7 @@ def source_digest(item: RawItem, fields: dict) -> str:
 def _link(
     papers: list[Paper], chosen: dict[str, RawItem], tracks: list[Track], orgs: OrganizationMatcher
 ) -> None:
-    """Tracks and organisations of new or changed papers, in two bulk inserts."""
+    """Tracks, organisations and authors of new or changed papers, in bulk."""
     if not papers:
         return
     through = Paper.tracks.through
@@ -291,3 +292,10 @@ def _link(
         for org_id in orgs.match(chosen[paper.canonical_id].affiliations)
     ]
     org_through.objects.bulk_create(org_rows, ignore_conflicts=True)
+    paper_authors_sync(
+        {
+            paper.pk: chosen[paper.canonical_id].authors
+            for paper in papers
+            if "authors" in _writable(paper)
+        }
+    )
