@@ -99,6 +99,7 @@ def pages_sitemap() -> PagesSitemap:
             "dailies:home": latest_daily_change,
             "search:paper_index": latest_daily_change,
             "search:topic_index": latest_daily_change,
+            "follow:builder": latest_daily_change,
         }
     )
 

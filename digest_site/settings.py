@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "dailies",
     "search",
     "deepdives",
+    "follow",
     "subscriptions",
 ]
 
@@ -244,6 +245,12 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-stale-search-index": {
         "task": "search.tasks.refresh_stale_search_index",
         "schedule": 2 * 60.0,
+    },
+    # Daily and weekly follow mails, each period once it is over (hourly: a missed run or a
+    # failed send is taken up by the next).
+    "send-follow-mails": {
+        "task": "subscriptions.tasks.send_follow_mails",
+        "schedule": 60 * 60.0,
     },
     "resume-email-digests": {
         "task": "subscriptions.tasks.resume_digests",

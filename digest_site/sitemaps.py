@@ -19,7 +19,8 @@ from django.views.decorators.http import require_safe
 
 from digest_site.page_cache import tag
 
-# What the sitemaps list: dailies, papers, topics, tracks, deep dives and programs.
+# What the sitemaps list: dailies, papers (and their labs and authors: ``index``), topics,
+# tracks, deep dives and programs.
 SITEMAP_TAGS = ("dailies", "index", "topics", "tracks", "deepdives", "programs")
 
 

@@ -43,6 +43,8 @@ urlpatterns += i18n_patterns(
     # Before dailies too: /<lang>/papers/, /<lang>/topics/ and /<lang>/feeds/search.atom
     # would otherwise be taken for a track's pages and feeds.
     path("", include("search.urls")),
+    # Before dailies too: /<lang>/labs/, /<lang>/authors/, /<lang>/follow/.
+    path("", include("follow.urls")),
     path("", include("dailies.urls")),
     prefix_default_language=True,
 )

@@ -17,6 +17,9 @@ RESERVED_WORDS = frozenset(
         "search",
         "subscribe",
         "theme",
+        "labs",
+        "authors",
+        "follow",
         # /…: the top level
         "admin",
         "api",

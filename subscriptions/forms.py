@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 from django import forms
+from django.http import QueryDict
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from follow.filters import FilterError, FollowFilters
 from papers.languages import Language
 from papers.models import Topic, Track
 from subscriptions.addresses import address_canonical
-from subscriptions.limits import EMAIL_MAX_LENGTH
+from subscriptions.limits import EMAIL_MAX_LENGTH, FILTERS_MAX_LENGTH
+from subscriptions.models import Follow
 
 
 class _LocalNameChoiceField(forms.ModelChoiceField):
@@ -51,3 +54,30 @@ class SubscribeForm(_ChoicesForm):
 
 class PreferencesForm(_ChoicesForm):
     pass
+
+
+class FollowSubscribeForm(forms.Form):
+    """The follow builder's mail form: the filter set (its query string), an address, the
+    mails' language and how often."""
+
+    email = forms.EmailField(label=_("Email address"), max_length=EMAIL_MAX_LENGTH)
+    filters = forms.CharField(max_length=FILTERS_MAX_LENGTH)
+    language = forms.ChoiceField(label=_("Language of the mails"), choices=Language.choices)
+    frequency = forms.ChoiceField(label=_("How often"), choices=Follow.Frequency.choices)
+    website = forms.CharField(required=False)  # the honeypot, as on the subscribe form
+
+    def clean_email(self) -> str:
+        return address_canonical(self.cleaned_data["email"])
+
+    def clean_filters(self) -> FollowFilters:
+        try:
+            filters = FollowFilters.parse(QueryDict(self.cleaned_data["filters"]))
+        except FilterError as error:
+            raise forms.ValidationError(error.problems) from None
+        if not filters:
+            raise forms.ValidationError(_("Choose at least one filter."))
+        return filters
+
+    @property
+    def is_bot(self) -> bool:
+        return bool(self.cleaned_data.get("website"))

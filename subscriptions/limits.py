@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+from follow.limits import MAX_QUERY_LENGTH
+
+# A follow's filter set, as its canonical query string.
+FILTERS_MAX_LENGTH = MAX_QUERY_LENGTH
+
 # A confirmation link works this long after it was mailed.
 CONFIRM_MAX_AGE = dt.timedelta(days=3)
 
@@ -40,6 +45,11 @@ SUSPEND_AFTER_FAILURES = 5
 
 EMAIL_MAX_LENGTH = 254  # RFC 5321 path limit
 TOKEN_BYTES = 32  # secrets.token_urlsafe(32): 43 characters
+
+# Follows per send task, as for the dailies' digest.
+FOLLOW_BATCH_SIZE = BATCH_SIZE
+# Papers one follow mail lists at most (the newest first); the rest are on the feed and pages.
+FOLLOW_MAIL_PAPERS = 50
 
 
 def retry_delay(attempts: int) -> dt.timedelta:

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from dailies.models import Daily
 from papers.languages import Language
 from papers.models import Topic, Track
-from subscriptions.limits import EMAIL_MAX_LENGTH, TOKEN_BYTES
+from subscriptions.limits import EMAIL_MAX_LENGTH, FILTERS_MAX_LENGTH, TOKEN_BYTES
 
 
 def new_token() -> str:
@@ -166,3 +166,93 @@ class SubscribeRequest(models.Model):
 
     def __str__(self) -> str:
         return f"subscribe request #{self.pk}"
+
+
+class Follow(models.Model):
+    """A mail subscription to a filter set (``follow.filters``: tracks, topics, labs,
+    authors, a minimum score), delivered daily or weekly. Confirmed, managed and stopped as
+    a ``Subscriber`` is: by a signed link, then by its random token."""
+
+    class Frequency(models.TextChoices):
+        DAILY = "daily", _("Daily")
+        WEEKLY = "weekly", _("Weekly")
+
+    Status = Subscriber.Status
+
+    email = models.EmailField(max_length=EMAIL_MAX_LENGTH)
+    language = models.CharField(max_length=5, choices=Language.choices)
+    filters = models.CharField(
+        max_length=FILTERS_MAX_LENGTH, help_text=_("The filter set, as its canonical query string.")
+    )
+    # sha256 of ``filters``: the unique constraint's column (the query string may be long).
+    filters_digest = models.CharField(max_length=64, editable=False)
+    frequency = models.CharField(max_length=6, choices=Frequency.choices)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
+    failure_count = models.PositiveIntegerField(default=0, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    unsubscribed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    suspended_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = SubscriberQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["email", "filters_digest", "language", "frequency"],
+                name="subscriptions_follow_unique_email_filters",
+            ),
+            models.CheckConstraint(
+                name="subscriptions_follow_confirmed_has_time",
+                condition=~Q(status="confirmed") | Q(confirmed_at__isnull=False),
+            ),
+            models.CheckConstraint(
+                name="subscriptions_follow_frequency_known",
+                condition=Q(frequency__in=["daily", "weekly"]),
+            ),
+        ]
+        indexes = [
+            # the periodic send: confirmed follows of one frequency
+            models.Index(fields=["frequency", "status"], name="subscriptions_follow_freq_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} follow {self.frequency}/{self.language} ({self.status})"
+
+
+class FollowDelivery(models.Model):
+    """One period's mail (a day, or an ISO week) to one follow. As with ``Delivery``, the
+    row is the claim: inserted before the mail is sent, once per follow and period."""
+
+    Status = Delivery.Status
+
+    follow = models.ForeignKey(Follow, on_delete=models.CASCADE, related_name="deliveries")
+    # "2026-10-28" for a day, "2026-W44" for an ISO week.
+    period = models.CharField(max_length=10)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    retry_after = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    message_id = models.CharField(max_length=255, blank=True)
+    papers = models.PositiveIntegerField(default=0, help_text=_("Papers the mail listed."))
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name_plural = _("follow deliveries")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["follow", "period"], name="subscriptions_followdelivery_once_per_period"
+            ),
+            models.CheckConstraint(
+                name="subscriptions_followdelivery_sent_has_time",
+                condition=~Q(status="sent") | Q(sent_at__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.period} → follow #{self.follow_id} ({self.status})"

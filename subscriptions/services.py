@@ -33,7 +33,14 @@ from dailies.models import Daily, DailyEntry
 from dailies.selectors import daily_entries
 from papers.models import Topic, Track
 from subscriptions import addresses, limits
-from subscriptions.models import Bounce, Delivery, Subscriber, SubscribeRequest
+from subscriptions.models import (
+    Bounce,
+    Delivery,
+    Follow,
+    FollowDelivery,
+    Subscriber,
+    SubscribeRequest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +170,7 @@ def subscriber_send_confirmation(*, subscriber_id: int) -> bool:
     try:
         confirmation_message(subscriber).send()
     except smtplib.SMTPRecipientsRefused as exc:
-        code, detail = _refusal(exc)
+        code, detail = refusal(exc)
         kind = Bounce.Kind.HARD if code >= 500 else Bounce.Kind.SOFT
         Bounce.objects.create(email=subscriber.email, kind=kind, detail=detail)
         if kind == Bounce.Kind.SOFT:
@@ -292,15 +299,19 @@ def delivery_claim(*, subscriber_id: int, daily_id: int) -> Delivery | None:
     """Take the right to send this daily to this subscriber, or None if it is not ours:
     sent, given up, held by another worker whose lease has not run out, or waiting for its
     retry time."""
+    return claim(Delivery, subscriber_id=subscriber_id, daily_id=daily_id)
+
+
+def claim(model: type[Delivery] | type[FollowDelivery], **identity) -> Delivery | None:
+    """The claim of the delivery row of ``model`` that ``identity`` names (its unique
+    fields): inserted, or taken over once its lease ran out and its retry time came."""
     now = timezone.now()
     try:
         with transaction.atomic():
-            return Delivery.objects.create(
-                subscriber_id=subscriber_id, daily_id=daily_id, claimed_at=now, attempts=1
-            )
+            return model.objects.create(**identity, claimed_at=now, attempts=1)
     except IntegrityError:
         pass  # the row exists: someone claimed it before
-    row = Delivery.objects.filter(subscriber_id=subscriber_id, daily_id=daily_id)
+    row = model.objects.filter(**identity)
     free = Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - limits.DELIVERY_LEASE)
     due = Q(retry_after__isnull=True) | Q(retry_after__lte=now)
     taken = row.filter(
@@ -332,7 +343,7 @@ class BatchOutcome:
         }
 
 
-def _site_domain() -> str:
+def site_domain() -> str:
     return urlsplit(settings.SITE_URL).hostname or "localhost"
 
 
@@ -397,7 +408,7 @@ def digest_message(
         headers={
             "Message-ID": message_id,
             "List-Id": header_value(
-                f"<{daily.track.slug}.{rendered.language}.digest.{_site_domain()}>"
+                f"<{daily.track.slug}.{rendered.language}.digest.{site_domain()}>"
             ),
             "List-Unsubscribe": ", ".join(unsubscribe),
             "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
@@ -408,21 +419,24 @@ def digest_message(
     return message
 
 
-def _refusal(exc: smtplib.SMTPRecipientsRefused) -> tuple[int, str]:
+def refusal(exc: smtplib.SMTPRecipientsRefused) -> tuple[int, str]:
     code, reply = next(iter(exc.recipients.values()), (0, b""))
     text = reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply)
     return int(code), f"{code} {text}"[:1000]
 
 
-def _suspend(email: str) -> None:
-    """The address bounces: stop mailing it, on every subscription it has."""
-    Subscriber.objects.filter(email=email).exclude(status=Status.UNSUBSCRIBED).update(
-        status=Status.SUSPENDED, suspended_at=timezone.now()
-    )
+def suspend(email: str) -> None:
+    """The address bounces: stop mailing it, on every subscription and follow it has."""
+    for model in (Subscriber, Follow):
+        model.objects.filter(email=email).exclude(status=Status.UNSUBSCRIBED).update(
+            status=Status.SUSPENDED, suspended_at=timezone.now()
+        )
 
 
-def _delivery_sent(delivery: Delivery, subscriber: Subscriber, message_id: str) -> None:
-    Delivery.objects.filter(pk=delivery.pk).update(
+def delivery_sent(delivery: Delivery, subscriber: Subscriber, message_id: str) -> None:
+    """Record a sent delivery (a ``Delivery`` or a ``FollowDelivery``, of its subscriber or
+    follow): the address works, its failures in a row start again."""
+    type(delivery).objects.filter(pk=delivery.pk).update(
         status=Delivery.Status.SENT,
         sent_at=timezone.now(),
         claimed_at=None,
@@ -430,14 +444,14 @@ def _delivery_sent(delivery: Delivery, subscriber: Subscriber, message_id: str) 
         last_error="",
     )
     if subscriber.failure_count:
-        Subscriber.objects.filter(pk=subscriber.pk).update(failure_count=0)
+        type(subscriber).objects.filter(pk=subscriber.pk).update(failure_count=0)
 
 
-def _delivery_failed(delivery: Delivery, error: str, *, final: bool) -> bool:
-    """Record a failed attempt; True when the delivery will be retried (not before its
-    backoff has passed)."""
+def delivery_failed(delivery: Delivery, error: str, *, final: bool) -> bool:
+    """Record a failed attempt (of a ``Delivery`` or a ``FollowDelivery``); True when the
+    delivery will be retried (not before its backoff has passed)."""
     final = final or delivery.attempts >= limits.DELIVERY_MAX_ATTEMPTS
-    Delivery.objects.filter(pk=delivery.pk).update(
+    type(delivery).objects.filter(pk=delivery.pk).update(
         status=Delivery.Status.FAILED if final else Delivery.Status.QUEUED,
         claimed_at=None,
         retry_after=None if final else timezone.now() + limits.retry_delay(delivery.attempts),
@@ -446,12 +460,13 @@ def _delivery_failed(delivery: Delivery, error: str, *, final: bool) -> bool:
     return not final
 
 
-def _address_failed(subscriber: Subscriber) -> None:
-    """One more failure the address itself caused; too many in a row suspend it."""
-    Subscriber.objects.filter(pk=subscriber.pk).update(failure_count=F("failure_count") + 1)
+def address_failed(subscriber: Subscriber) -> None:
+    """One more failure the address itself caused (a subscriber's or a follow's); too many
+    in a row suspend it."""
+    type(subscriber).objects.filter(pk=subscriber.pk).update(failure_count=F("failure_count") + 1)
     subscriber.refresh_from_db(fields=["failure_count"])
     if subscriber.failure_count >= limits.SUSPEND_AFTER_FAILURES:
-        _suspend(subscriber.email)
+        suspend(subscriber.email)
 
 
 def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutcome:
@@ -490,7 +505,7 @@ def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutco
                 rendered[subscriber.language] = digest_render(
                     daily=daily, entries=entries, language=subscriber.language
                 )
-            message_id = make_msgid(domain=_site_domain())
+            message_id = make_msgid(domain=site_domain())
             message = digest_message(
                 daily=daily,
                 rendered=rendered[subscriber.language],
@@ -501,7 +516,7 @@ def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutco
                 connection.open()  # no-op while open; reconnects after a failure closed it
                 connection.send_messages([message])
             except smtplib.SMTPRecipientsRefused as exc:
-                code, detail = _refusal(exc)
+                code, detail = refusal(exc)
                 hard = code >= 500
                 Bounce.objects.create(
                     email=subscriber.email,
@@ -510,29 +525,29 @@ def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutco
                     delivery=delivery,
                 )
                 if hard:
-                    _suspend(subscriber.email)
+                    suspend(subscriber.email)
                 else:
-                    _address_failed(subscriber)
-                retry = _delivery_failed(delivery, detail, final=hard)
+                    address_failed(subscriber)
+                retry = delivery_failed(delivery, detail, final=hard)
             except smtplib.SMTPDataError as exc:
                 # The server refused this message (5xx: for good; 4xx: try again later).
                 detail = f"{exc.smtp_code} {exc.smtp_error!r}"
-                _address_failed(subscriber)
-                retry = _delivery_failed(delivery, detail, final=exc.smtp_code >= 500)
+                address_failed(subscriber)
+                retry = delivery_failed(delivery, detail, final=exc.smtp_code >= 500)
             except ValueError as exc:
                 # Django cannot build this message (BadHeaderError, or an address with a line
                 # break stored before addresses were checked): it never will, so it fails
                 # for good, and the batch goes on.
                 log.error("digest %s to subscriber %s: %r", daily, pk, exc)
-                _address_failed(subscriber)
-                retry = _delivery_failed(delivery, repr(exc), final=True)
+                address_failed(subscriber)
+                retry = delivery_failed(delivery, repr(exc), final=True)
             except (smtplib.SMTPException, OSError) as exc:
                 # The server or the network, not the address: retried, never held against it.
                 log.warning("digest %s to subscriber %s: %r", daily, pk, exc)
                 connection.close()  # reconnects on the next message
-                retry = _delivery_failed(delivery, repr(exc), final=False)
+                retry = delivery_failed(delivery, repr(exc), final=False)
             else:
-                _delivery_sent(delivery, subscriber, message_id)
+                delivery_sent(delivery, subscriber, message_id)
                 outcome.sent.append(pk)
                 continue
             if retry:

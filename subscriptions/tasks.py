@@ -6,7 +6,7 @@ import smtplib
 
 from celery import shared_task
 
-from subscriptions import services
+from subscriptions import follows, services
 
 
 def digest_on_publish(daily_id: int) -> None:
@@ -53,3 +53,41 @@ def send_digest_batch(daily_id: int, subscriber_ids: list[int]) -> dict:
 )
 def send_confirmation(subscriber_id: int) -> bool:
     return services.subscriber_send_confirmation(subscriber_id=subscriber_id)
+
+
+@shared_task
+def send_follow_mails() -> dict:
+    """Periodic entry point: for the daily and the weekly follows, the last period that is
+    over, one send task per batch of follows still due it. Idempotent: a follow's period is
+    mailed once whatever the number of runs."""
+    batches = {}
+    for frequency in follows.Frequency.values:
+        period = follows.follow_period_due(frequency)
+        ids = follows.follow_batches(period=period)
+        for follow_ids in ids:
+            send_follow_batch.delay(frequency, period.key, follow_ids)
+        batches[frequency] = len(ids)
+    return batches
+
+
+@shared_task(acks_late=True, soft_time_limit=10 * 60, time_limit=11 * 60)
+def send_follow_batch(frequency: str, period_key: str, follow_ids: list[int]) -> dict:
+    outcome = follows.follow_send_batch(
+        frequency=frequency, period_key=period_key, follow_ids=follow_ids
+    )
+    if outcome.retry:
+        send_follow_batch.apply_async(
+            (frequency, period_key, outcome.retry), countdown=outcome.retry_in
+        )
+    return outcome.as_dict()
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(smtplib.SMTPException, OSError),
+    retry_backoff=60,
+    retry_backoff_max=3600,
+    max_retries=4,
+)
+def send_follow_confirmation(follow_id: int) -> bool:
+    return follows.follow_send_confirmation(follow_id=follow_id)

@@ -12,9 +12,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from digest_site.login_throttle import client_ip_address
-from subscriptions import addresses, limits, services
-from subscriptions.forms import PreferencesForm, SubscribeForm
-from subscriptions.models import Subscriber
+from subscriptions import addresses, follows, limits, services
+from subscriptions.forms import FollowSubscribeForm, PreferencesForm, SubscribeForm
+from subscriptions.models import Follow, Subscriber
 
 
 @require_http_methods(["GET", "POST"])
@@ -121,3 +121,70 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
         subscriber = services.subscriber_unsubscribe(subscriber=subscriber)
         return render(request, "subscriptions/unsubscribed.html", {"subscriber": subscriber})
     return render(request, "subscriptions/unsubscribe.html", {"subscriber": subscriber})
+
+
+@require_http_methods(["POST"])
+def follow_subscribe(request: HttpRequest) -> HttpResponse:
+    """The follow builder's mail form: a confirmation mail for the filter set, answered as
+    the subscribe form is (the same page whatever the address's state)."""
+    form = FollowSubscribeForm(request.POST)
+    if not form.is_valid():
+        return render(request, "subscriptions/follow_refused.html", {"form": form}, status=400)
+    if not form.is_bot:
+        data = form.cleaned_data
+        try:
+            follows.follow_subscribe(
+                email=data["email"],
+                filters=data["filters"],
+                language=data["language"],
+                frequency=data["frequency"],
+                client=addresses.client_key(client_ip_address(request)),
+            )
+        except services.TooManyRequests:
+            window = int(limits.SUBSCRIBE_WINDOW.total_seconds())
+            response = render(
+                request, "subscriptions/too_many.html", {"minutes": window // 60}, status=429
+            )
+            response["Retry-After"] = str(window)
+            return response
+    return render(request, "subscriptions/check_inbox.html", {"days": limits.CONFIRM_MAX_AGE.days})
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def follow_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """As ``confirm``: the link opens a page, its button confirms."""
+    try:
+        if request.method == "POST":
+            follow = follows.follow_confirm(token=token)
+            return render(request, "subscriptions/follow_confirmed.html", {"follow": follow})
+        follow = follows.follow_confirmation(token=token)
+    except services.ConfirmationExpired:
+        return render(
+            request,
+            "subscriptions/link_refused.html",
+            {"expired": True, "days": limits.CONFIRM_MAX_AGE.days},
+            status=400,
+        )
+    except services.ConfirmationInvalid:
+        return render(request, "subscriptions/link_refused.html", {"expired": False}, status=400)
+    return render(
+        request,
+        "subscriptions/follow_confirm.html",
+        {"follow": follow, "described": follows.follow_described(follow)},
+    )
+
+
+# One-click unsubscribe (RFC 8058), as ``unsubscribe``.
+@csrf_exempt
+@never_cache
+@require_http_methods(["GET", "POST"])
+def follow_unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    follow = get_object_or_404(Follow, token=token)
+    if request.method == "POST":
+        follow = follows.follow_unsubscribe(follow=follow)
+    return render(
+        request,
+        "subscriptions/follow_unsubscribe.html",
+        {"follow": follow, "described": follows.follow_described(follow)},
+    )

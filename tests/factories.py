@@ -12,6 +12,7 @@ from dailies.assembly import date_of_ingest
 from dailies.models import Daily, DailyEntry
 from deepdives.models import DeepDive
 from digest_site.cache_tags import ALL, retire
+from papers.authors import paper_authors_sync
 from papers.identity import canonical_id
 from papers.models import Organization, Paper, Summary, Topic, Track
 
@@ -62,6 +63,8 @@ def make_paper(
             slug=slug_, defaults={"name_en": slug_, "name_zh": slug_}
         )
         paper.topics.add(topic)
+    if paper.authors:
+        paper_authors_sync({paper.pk: paper.authors})
     return paper
 
 

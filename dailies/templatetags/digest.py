@@ -8,11 +8,13 @@ from decimal import Decimal
 from urllib.parse import quote
 
 from django import template
-from django.utils.html import escape, format_html
+from django.urls import reverse
+from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
 
 from dailies.models import IMPORT_SCORER
+from papers.author_names import author_name_slug
 from papers.languages import Language, localized
 from papers.models import Paper, Summary
 from papers.validators import safe_url as _safe_url
@@ -264,6 +266,37 @@ def byline(authors: list[str] | None) -> str:
         return ", ".join(names)
     # Bylines are in the authors' (Latin) script in both languages, and so is "et al.".
     return ", ".join(names[:BYLINE_AUTHORS]) + " et al."
+
+
+def _linked_names(names: list) -> str:
+    """Each name a link to its author's page (a name without letters stays text)."""
+    parts = []
+    for name in names:
+        text = str(name).strip()
+        slug = author_name_slug(text)
+        if not text:
+            continue
+        if slug:
+            url = reverse("follow:author", args=[slug])
+            parts.append(format_html('<a href="{}">{}</a>', url, text))
+        else:
+            parts.append(conditional_escape(text))
+    return ", ".join(parts)
+
+
+@register.filter
+def byline_links(authors: list[str] | None) -> SafeString:
+    """``byline`` with each name a link to its author's page."""
+    names = [a for a in authors or [] if str(a).strip()]
+    if len(names) <= BYLINE_AUTHORS:
+        return mark_safe(_linked_names(names))
+    return mark_safe(_linked_names(names[:BYLINE_AUTHORS]) + " et al.")
+
+
+@register.filter
+def author_links(authors: list[str] | None) -> SafeString:
+    """Every name of the byline, each a link to its author's page."""
+    return mark_safe(_linked_names(list(authors or [])))
 
 
 ARXIV_ABS = "https://arxiv.org/abs/{}"
