@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef
 from django.http import QueryDict
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -255,7 +255,7 @@ def follow_entries(filters: FollowFilters, period: Period) -> list[DailyEntry]:
         .select_related("daily", "daily__track", "paper")
         .prefetch_related("paper__summaries", "paper__organizations")
         .order_by(
-            Q(score__isnull=True), "-score", "daily__date", "daily__track__position", "position"
+            F("score").desc(nulls_last=True), "daily__date", "daily__track__position", "position"
         )
     )
     chosen: dict[int, DailyEntry] = {}
