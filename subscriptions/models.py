@@ -174,8 +174,8 @@ class Follow(models.Model):
     a ``Subscriber`` is: by a signed link, then by its random token."""
 
     class Frequency(models.TextChoices):
-        DAILY = "daily", _("Daily")
-        WEEKLY = "weekly", _("Weekly")
+        DAILY = "daily", _("Every day")
+        WEEKLY = "weekly", _("Every week")
 
     Status = Subscriber.Status
 

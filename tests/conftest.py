@@ -97,7 +97,9 @@ EDIT_CODENAMES = [
 def editor(django_user_model):
     """Staff who edit and publish dailies and deep dives."""
     return _staff(
-        django_user_model, "editor", [*EDIT_CODENAMES, "publish_daily", "publish_deepdive"]
+        django_user_model,
+        "editor",
+        [*EDIT_CODENAMES, "publish_daily", "publish_deepdive", "view_author", "change_author"],
     )
 
 

@@ -146,3 +146,42 @@ def test_it_reads_a_lab_or_author_page_in_a_fixed_number_of_queries(db, anonymou
 
 
 PAGE_QUERIES = 10
+
+
+def test_it_merges_authors_in_the_admin_by_an_editor_recorded_with_who_and_when(
+    site, editor_client, editor, anonymous
+):
+    ada = Author.objects.get(key="ada lovelace")
+    response = editor_client.post(
+        f"/admin/papers/author/{ada.pk}/change/", {"name": ada.name, "merge_into": "jose-garcia"}
+    )
+    assert response.status_code == 302
+    ada.refresh_from_db()
+    assert ada.merged_into.slug == "jose-garcia" and ada.merged_by == editor
+    assert ada.merged_at is not None
+    # Its paper is now on the author it was merged into, once.
+    assert anonymous.get("/en/authors/jose-garcia/").content.decode().count('id="shown"') == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_backfills_authors_from_the_names_stored_on_papers():
+    from django.db.migrations.executor import MigrationExecutor
+
+    from papers.models import PaperAuthor
+
+    head = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    try:
+        old = MigrationExecutor(connection).migrate([("papers", "0013_track_require_review")])
+        old.apps.get_model("papers", "Paper").objects.create(
+            slug="p",
+            title="P",
+            canonical_id="title:p",
+            authors=["Müller, Jörg", "Jorg Muller", "Li Na"],
+        )
+    finally:
+        MigrationExecutor(connection).migrate(head)
+    links = PaperAuthor.objects.filter(paper__slug="p").order_by("position")
+    assert [(link.author.key, link.position) for link in links] == [
+        ("jorg muller", 1),
+        ("li na", 2),
+    ]

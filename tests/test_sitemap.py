@@ -16,7 +16,7 @@ from deepdives.demo import demo_load_deep_dives
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 from digest_site.cache_tags import ALL, retire
-from papers.models import Paper, Topic
+from papers.models import Author, Organization, Paper, Topic
 from tests.factories import make_daily, make_paper, make_track
 
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
@@ -52,12 +52,18 @@ def site(demo):
 
 def test_it_lists_every_public_page_in_both_languages(site, anonymous):
     urls = _urls(anonymous)
-    paths = ["/", "/papers/", "/topics/", "/infra/", "/code/"]
+    paths = ["/", "/papers/", "/topics/", "/follow/", "/infra/", "/code/"]
     paths += [d.get_absolute_url()[3:] for d in Daily.objects.published()]
     paths += [f"/papers/{slug}/" for slug in Paper.objects.values_list("slug", flat=True)]
     paths += [f"/topics/{t.slug}/" for t in Topic.objects.filter(papers__isnull=False).distinct()]
     paths += [f"/deep-dives/{slug}/" for slug in DeepDive.objects.values_list("slug", flat=True)]
     paths += [f"/code/{name}/" for name in PROGRAMS]
+    paths += [
+        f"/labs/{o.slug}/" for o in Organization.objects.filter(papers__isnull=False).distinct()
+    ]
+    paths += [
+        f"/authors/{a.slug}/" for a in Author.objects.filter(paper_links__isnull=False).distinct()
+    ]
     expected = {f"{BASE}/{lang}{path}" for path in paths for lang in ("en", "zh")}
     assert set(urls) == expected
     assert len(urls) == len(expected)  # each once

@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
                 ('language', models.CharField(choices=[('en', 'English'), ('zh', 'Chinese')], max_length=5)),
                 ('filters', models.CharField(help_text='The filter set, as its canonical query string.', max_length=4000)),
                 ('filters_digest', models.CharField(editable=False, max_length=64)),
-                ('frequency', models.CharField(choices=[('daily', 'Daily'), ('weekly', 'Weekly')], max_length=6)),
+                ('frequency', models.CharField(choices=[('daily', 'Every day'), ('weekly', 'Every week')], max_length=6)),
                 ('status', models.CharField(choices=[('pending', 'Waiting for confirmation'), ('confirmed', 'Confirmed'), ('unsubscribed', 'Unsubscribed'), ('suspended', 'Suspended (bounced)')], default='pending', max_length=12)),
                 ('token', models.CharField(default=subscriptions.models.new_token, editable=False, max_length=64, unique=True)),
                 ('failure_count', models.PositiveIntegerField(default=0, editable=False)),
