@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import json
 import math
 import os
 import random
@@ -69,11 +70,22 @@ from dailies.models import Daily, DailyEntry  # noqa: E402
 from dailies.paging import Key  # noqa: E402
 from dailies.selectors import index_papers, topics_with_papers  # noqa: E402
 from digest_site.cache_tags import retire_everything  # noqa: E402
-from papers.models import Organization, Paper, Score, Summary, Topic, Track  # noqa: E402
+from papers.authors import paper_authors_sync  # noqa: E402
+from papers.models import (  # noqa: E402
+    Author,
+    Organization,
+    Paper,
+    PaperAuthor,
+    Score,
+    Summary,
+    Topic,
+    Track,
+)
 from search.index import search_index_rebuild  # noqa: E402
 
 TRACKS = 5
 DAYS = int(os.environ.get("BENCH_YEAR_DAYS", "400"))
+AUTHOR_POOL = 3000  # authors of the year's papers
 PER_DAILY = 10
 CANDIDATES = int(os.environ.get("BENCH_YEAR_CANDIDATES", "150"))
 RUNS = int(os.environ.get("BENCH_YEAR_RUNS", "30"))
@@ -172,6 +184,13 @@ def generate_year(rng: random.Random) -> dict[str, int]:
     orgs = Organization.objects.bulk_create(
         Organization(slug=f"year-org-{i}", label=f"Org{i}", name_zh=f"机构{i}") for i in range(20)
     )
+    # Three authors a paper from a pool, so an author has a few hundred papers over a year.
+    names = [f"Author{i} Yearson" for i in range(AUTHOR_POOL)]
+    authors = Author.objects.bulk_create(
+        Author(key=f"author{i} yearson", slug=f"author{i}-yearson", name=names[i])
+        for i in range(AUTHOR_POOL)
+    )
+    paper_authors = []
     tz = zoneinfo.ZoneInfo(settings.EDITORIAL_TIME_ZONE)
     first_day = LAST_DAY - dt.timedelta(days=DAYS - 1)
     now = timezone.now()
@@ -196,9 +215,18 @@ def generate_year(rng: random.Random) -> dict[str, int]:
                 k = pk % TEXTS
                 created = cut - dt.timedelta(minutes=10 + c * 5)  # inside the daily's window
                 title = f"{_sentence(rng, vocab, rng.randint(6, 12)).capitalize()} {pk}"
+                byline = [(pk * 7) % AUTHOR_POOL, (pk * 13 + 1) % AUTHOR_POOL]
+                byline.append(
+                    next(
+                        i for i in range(pk * 31 + 2, pk * 31 + 5) if i % AUTHOR_POOL not in byline
+                    )
+                    % AUTHOR_POOL
+                )
+                for position, i in enumerate(byline, start=1):
+                    paper_authors.append((pk, authors[i].pk, position))
                 papers.append(
                     (pk, f"bench:year:{pk}", f"year-paper-{pk}", "paper", title[:500], "",
-                     '["A. Author", "B. Author", "C. Author"]', abstracts[k],
+                     json.dumps([names[i] for i in byline]), abstracts[k],
                      f"https://arxiv.org/abs/2610.{pk:05d}", "", "", "", None, day, None, "",
                      "cs.DC", '["cs.DC"]', "[]", "", "", None, None, None, "", "[]", False,
                      created, created)
@@ -263,6 +291,7 @@ def generate_year(rng: random.Random) -> dict[str, int]:
     _copy(Paper.tracks.through, paper_tracks, ["paper_id", "track_id"])
     _copy(Paper.topics.through, paper_topics, ["paper_id", "topic_id"])
     _copy(Paper.organizations.through, paper_orgs, ["paper_id", "organization_id"])
+    _copy(PaperAuthor, paper_authors, ["paper_id", "author_id", "position"])
     _copy(
         Daily,
         dailies,
@@ -324,6 +353,18 @@ def pages_of(track: Track, query: str) -> dict[str, str]:
         .order_by("-n", "pk")
         .first()
     )
+    lab = (
+        Organization.objects.filter(papers__daily_entries__daily__track=track)
+        .annotate(n=Count("papers"))
+        .order_by("-n", "pk")
+        .first()
+    )
+    author = (
+        Author.objects.filter(paper_links__paper__daily_entries__daily__track=track)
+        .annotate(n=Count("paper_links"))
+        .order_by("-n", "pk")
+        .first()
+    )
     base = f"/en/{track.slug}/"
     return {
         "daily": f"{base}{daily.date.isoformat()}/",
@@ -336,6 +377,10 @@ def pages_of(track: Track, query: str) -> dict[str, str]:
         "index, middle page": _index_page_by_key(_last_page(published) // 2),
         "paper": f"/en/papers/{entry.paper.slug}/",
         "topic": f"/en/topics/{topic.slug}/",
+        "lab": f"/en/labs/{lab.slug}/",
+        "lab feed": f"/en/feeds/labs/{lab.slug}.atom",
+        "author": f"/en/authors/{author.slug}/",
+        "author feed": f"/en/feeds/authors/{author.slug}.atom",
         "search": f"/en/papers/?q={query}",
         # The same query within the demo's track: the demo's eight results on both, ranked
         # at the year's scale, where the page of every track lists a full page of thirty.
@@ -490,6 +535,13 @@ def load_demo_into(name: str) -> None:
     use_database(name)
     call_command("migrate", verbosity=0)
     call_command("load_demo", stdout=open(os.devnull, "w"))  # noqa: SIM115
+    # The demo's papers name no authors: three each from a pool of eight, as a baseline for
+    # the author pages (an author with a few of its papers).
+    pool = [f"Demo Author{i}" for i in range(8)]
+    paper_authors_sync(
+        {pk: [pool[pk % 8], pool[(pk * 3 + 1) % 8], pool[(pk * 5 + 2) % 8]] for pk in
+         Paper.objects.values_list("pk", flat=True)}
+    )  # fmt: skip
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
 
