@@ -255,7 +255,7 @@ def generate_year(rng: random.Random) -> dict[str, int]:
             dailies.append(
                 (daily_id, track.pk, day, "published", None, now, f"Intro of {day}.",
                  f"{day} 导语。", "editor", "editor", "", None, "[]", CANDIDATES, assembled,
-                 False, now, now)
+                 False, None, None, now, now)
             )  # fmt: skip
             best = sorted(day_papers, key=lambda p: (-p[1], p[0]))[:PER_DAILY]
             for position, (pk, total) in enumerate(best, start=1):
@@ -298,7 +298,8 @@ def generate_year(rng: random.Random) -> dict[str, int]:
         ["id", "track_id", "date", "status", "publish_at", "published_at", "intro_en",
          "intro_zh", "intro_en_provenance", "intro_zh_provenance", "intro_drafter",
          "intro_drafted_at", "intro_flags", "candidates_scored", "assembled_at",
-         "edited_by_editor", "created_at", "updated_at"],
+         "edited_by_editor", "english_only_by_id", "english_only_at", "created_at",
+         "updated_at"],
     )  # fmt: skip
     _copy(
         DailyEntry,
