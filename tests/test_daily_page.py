@@ -48,7 +48,7 @@ def test_it_shows_the_english_header_stats_lead_labels_and_badge(demo, anonymous
     lead = html.split('<li class="entry entry-lead" id="hilo">', 1)[1].split("</li>", 1)[0]
     assert "Lead story" in lead and "Microsoft" in lead and "Accepted at NSDI 2027" in lead
     for label in ("Microsoft", "PayPal", "ByteDance", "NVIDIA"):
-        assert f'<span class="org">{label}</span>' in html
+        assert f'<a class="org" href="/en/labs/{label.lower()}/">{label}</a>' in html
 
 
 def test_it_shows_the_chinese_header_stats_lead_labels_and_badge(demo, anonymous):
@@ -58,7 +58,7 @@ def test_it_shows_the_chinese_header_stats_lead_labels_and_badge(demo, anonymous
     assert "头条" in html
     assert "已录用 NSDI 2027" in html
     for label in ("Microsoft", "PayPal", "ByteDance", "NVIDIA"):
-        assert f'<span class="org">{label}</span>' in html
+        assert f'<a class="org" href="/zh/labs/{label.lower()}/">{label}</a>' in html
     assert 'lang="zh"' in html  # the summaries are the Chinese ones
 
 

@@ -95,8 +95,9 @@ def test_an_upsert_of_new_changed_and_unchanged_papers_runs_a_fixed_number_of_qu
     # stored digests (1); the changed papers, read whole (1); the venue, once for all (1); the
     # new papers inserted and read back (2); one UPDATE of the digest for each paper with
     # nothing else to write (2); one bulk UPDATE of the changed (1); tracks, organisations and
-    # topics linked in one insert each (3).
-    with django_assert_num_queries(14):
+    # topics linked in one insert each (3); the authors made, read back, their old links
+    # deleted and the new ones inserted (4).
+    with django_assert_num_queries(18):
         result = upsert.papers_upsert(items=items, run=run, source=None, tracks=[track])
     assert (result.new, result.updated, result.unchanged) == (3, 2, 3)
     assert Paper.objects.filter(venue__short_name="NSDI").count() == 2

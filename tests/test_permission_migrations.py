@@ -38,6 +38,9 @@ CONTRIBUTOR = {
     for action in ACTIONS
 } | {(app, f"view_{model}") for app, models in READ.items() for model in models}
 EDITOR = CONTRIBUTOR | {("dailies", "publish_daily"), ("deepdives", "publish_deepdive")}
+# Authors are made by ingest: editors rename and merge them, contributors look (papers 0016).
+AUTHORS_CONTRIBUTOR = {("papers", "view_author")}
+AUTHORS_EDITOR = {("papers", "view_author"), ("papers", "change_author")}
 DEEP_DIVE_EDITING = {(app, codename) for app, codename in CONTRIBUTOR if app == "deepdives"}
 DEEP_DIVES_MIGRATION = "0004_editor_groups_edit_deep_dives"
 
@@ -53,8 +56,8 @@ def _state_apps(app: str, migration: str):
 
 
 def test_a_new_database_gives_the_groups_their_permissions(db):
-    assert grants("Contributor") == CONTRIBUTOR
-    assert grants("Editor") == EDITOR
+    assert grants("Contributor") == CONTRIBUTOR | AUTHORS_CONTRIBUTOR
+    assert grants("Editor") == EDITOR | AUTHORS_EDITOR
 
 
 def test_no_migration_of_papers_or_dailies_depends_on_deepdives():
