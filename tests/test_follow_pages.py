@@ -50,6 +50,7 @@ def test_it_lists_a_labs_published_papers_with_their_dailies_and_scores(site, an
     assert 'id="hidden"' not in html
     assert "/infra/2026-10-27/" in html and "/infra/2026-10-28/" in html
     assert f'href="/{lang}/feeds/labs/acme.atom"' in html
+    assert ("2 papers from this lab" if lang == "en" else "共出现过 2 篇论文") in html
 
 
 @pytest.mark.parametrize("lang", LANGS)
