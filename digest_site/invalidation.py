@@ -9,7 +9,7 @@ are retired at once and again on commit, and sent to the CDN on commit.
 
 The tags the pages record (``page_cache.tag``):
 
-- ``daily:<id>``, ``paper:<id>``, ``topic:<slug>``, ``track:<slug>``, ``org:<id>``,
+- ``daily:<id>``, ``paper:<id>``, ``topic:<slug>``, ``track:<slug>``, ``org:<id>``, ``author:<id>``,
   ``deepdive:<slug>``, ``program:<slug>``: a page that prints that object;
 - ``nav`` (every HTML page: the tracks in the navigation), ``tracks`` (lists of tracks),
   ``dailies`` (lists of dailies: home, archives, feeds, sitemap), ``topics`` (the topics
@@ -85,6 +85,8 @@ def tags_of(obj: Model) -> set[str]:
         return {f"topic:{obj.slug}", "topics", "index"} | _papers_of("topics", obj)
     if label == "papers.Organization":
         return {f"org:{obj.pk}", "index"} | _papers_of("organizations", obj)
+    if label == "papers.Author":
+        return {f"author:{obj.pk}", "index"} | _papers_of("author_links__author", obj)
     if label == "papers.Venue":
         return {"index"} | _papers_of("venue", obj)
     if label == "papers.Track":

@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from audit.models import AuditRecord
 from audit.services import audit_record
+from digest_site import invalidation
 from digest_site.visibility import may_change_public
 from papers.author_names import AUTHOR_NAME_MAX_LENGTH, author_key, author_slug
 from papers.models import Author, PaperAuthor
@@ -76,6 +77,7 @@ def author_merge(*, source: Author, target: Author, user) -> Author:
     source = Author.objects.select_for_update().get(pk=source.pk)
     if source.pk == target.pk:
         raise ValidationError(_("An author cannot be merged into themselves."))
+    invalidation.changed(source, target)  # their pages and papers, before the links move
     already = PaperAuthor.objects.filter(author=target).values("paper_id")
     PaperAuthor.objects.filter(author=source, paper_id__in=already).delete()
     PaperAuthor.objects.filter(author=source).update(author=target)

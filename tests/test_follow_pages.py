@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from dailies.models import Daily
 from papers.authors import author_merge
-from papers.models import Author
+from papers.models import Author, Paper
 from tests.factories import make_daily, make_paper, make_track
 
 LANGS = ["en", "zh"]
@@ -186,3 +186,24 @@ def test_it_backfills_authors_from_the_names_stored_on_papers():
         ("jorg muller", 1),
         ("li na", 2),
     ]
+
+
+def test_it_retires_an_authors_pages_and_papers_when_names_are_merged(site):
+    from digest_site import invalidation
+
+    jose = Author.objects.get(key="jose garcia")
+    shown, other = (Paper.objects.get(slug=s) for s in ("shown", "other"))
+    assert invalidation.tags_of(jose) >= {
+        f"author:{jose.pk}",
+        "index",
+        f"paper:{shown.pk}",
+        f"paper:{other.pk}",
+    }
+
+
+@pytest.mark.parametrize("kind", ["labs/acme", "authors/jose-garcia"])
+def test_it_tags_a_lab_or_author_page_with_its_papers(site, anonymous, kind):
+    response = anonymous.get(f"/en/{kind}/")
+    shown = Paper.objects.get(slug="shown")
+    assert f"paper:{shown.pk}" in response.wsgi_request.cache_tags
+    assert "index" in response.wsgi_request.cache_tags
