@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from email.utils import make_msgid
 from zoneinfo import ZoneInfo
 
+from celery import current_app
 from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMultiAlternatives, get_connection
@@ -96,9 +97,8 @@ def follow_subscribe(
 
 
 def _enqueue_confirmation(follow_id: int) -> None:
-    from subscriptions.tasks import send_follow_confirmation
-
-    send_follow_confirmation.delay(follow_id)
+    # By its name, not imported: the tasks module imports this one.
+    current_app.tasks["subscriptions.tasks.send_follow_confirmation"].delay(follow_id)
 
 
 def follow_confirmation_token(follow: Follow) -> str:
