@@ -17,11 +17,11 @@ from audit.admin import HISTORY_PANEL_SIZE
 from audit.models import AuditRecord
 from audit.services import REPR_LIMIT, VALUE_LIMIT, audit_record
 from dailies import services
+from dailies.desk import editorial_time_zone
 from dailies.models import Daily
 from dailies.tasks import publish_due_dailies
 from deepdives import services as deep_dive_services
 from deepdives.models import DeepDive
-from tests.admin_forms import change_form_data
 from tests.factories import make_daily, make_deep_dive, make_paper
 
 Action = AuditRecord.Action
@@ -51,18 +51,18 @@ def test_it_records_an_editors_publish_with_who_when_and_what(db, editor, editor
 
 
 @time_machine.travel(NOW, tick=False)
-def test_it_records_an_editors_schedule_after_the_publish_time_is_set(db, editor, editor_client):
+def test_it_records_an_editors_schedule_with_its_time(db, editor, editor_client):
+    """The desk's one publish-at control schedules the daily at the time given: one record,
+    with who, the new status and the time."""
     daily = make_daily(status=Daily.Status.DRAFT)
-    url = reverse("admin:dailies_daily_change", args=[daily.pk])
-    data = change_form_data(editor_client.get(url))
-    data["publish_at_0"], data["publish_at_1"] = "2026-10-28", "12:00:00"
-    assert editor_client.post(url, data).status_code == 302
-    _action(editor_client, "schedule", daily)
-    set_time, schedule = AuditRecord.objects.order_by("pk")
-    at = dt.datetime(2026, 10, 28, 12, 0, tzinfo=timezone.get_current_timezone()).isoformat()
-    assert (set_time.action, set_time.changes) == (Action.EDIT, {"publish_at": [None, at]})
+    url = reverse("admin:dailies_daily_schedule", args=[daily.pk])
+    response = editor_client.post(url, {"date": "2026-10-28", "time": "12:00"})
+    assert response.status_code == 302
+    schedule = AuditRecord.objects.get()
+    at = dt.datetime(2026, 10, 28, 12, 0, tzinfo=editorial_time_zone()).isoformat()
     assert (schedule.user, schedule.action) == (editor, Action.SCHEDULE)
-    assert schedule.changes == {"status": ["draft", "scheduled"]}
+    assert schedule.changes["status"] == ["draft", "scheduled"]
+    assert schedule.changes["publish_at"] == [None, at]
 
 
 @time_machine.travel(NOW, tick=False)
