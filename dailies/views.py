@@ -13,12 +13,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
 from dailies import selectors
+from dailies.citation import ris
 from dailies.extensions import related_papers
 from dailies.models import DailyStats
+from dailies.templatetags.digest import bibtex
 from digest_site.context_processors import THEME_COOKIE, THEMES
 from digest_site.page_cache import tag
 from digest_site.visibility import may_preview
-from papers.models import Track
+from papers.models import Paper, Track
 
 
 def page_or_404(request: HttpRequest, items, per_page: int | None = None):
@@ -127,4 +129,39 @@ def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
                 default=None,
             ),
         },
+    )
+
+
+def _cited_paper(request: HttpRequest, slug: str) -> Paper:
+    """The paper of ``slug`` as its page would show it to ``request.user`` (one query)."""
+    paper = selectors.visible_papers(request.user).select_related("venue").filter(slug=slug).first()
+    if paper is None:
+        raise Http404("no such paper")
+    tag(request, f"paper:{paper.pk}")
+    return paper
+
+
+def _download(body: str, *, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def paper_bibtex(request: HttpRequest, slug: str) -> HttpResponse:
+    """The paper's BibTeX entry (the cite box's) as a file for reference managers."""
+    paper = _cited_paper(request, slug)
+    return _download(
+        bibtex(paper) + "\n",
+        content_type="application/x-bibtex; charset=utf-8",
+        filename=f"{paper.slug}.bib",
+    )
+
+
+def paper_ris(request: HttpRequest, slug: str) -> HttpResponse:
+    """The paper's RIS record as a file (Zotero, EndNote, Mendeley import it)."""
+    paper = _cited_paper(request, slug)
+    return _download(
+        ris(paper),
+        content_type="application/x-research-info-systems; charset=utf-8",
+        filename=f"{paper.slug}.ris",
     )

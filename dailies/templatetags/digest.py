@@ -377,6 +377,22 @@ def bibtex(paper: Paper, links: list[dict] | None = None) -> str:
 
 
 @register.simple_tag
+def citation_meta(paper: Paper) -> list[tuple[str, str]]:
+    """The paper's Highwire ``citation_*`` tags (``dailies.citation``)."""
+    from dailies.citation import citation_meta as tags  # it imports paper_links from here
+
+    return tags(paper)
+
+
+@register.simple_tag
+def coins(paper: Paper) -> str:
+    """The title of the paper's COinS span (``dailies.citation``)."""
+    from dailies.citation import coins as context_object
+
+    return context_object(paper)
+
+
+@register.simple_tag
 def plain_citation(paper: Paper) -> str:
     """Authors (year). Title. Venue. arXiv:id / DOI."""
     parts = []
