@@ -13,6 +13,7 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
 from audit.admin import audit_history_panel
@@ -20,8 +21,8 @@ from dailies import services
 from dailies.assembly import daily_assemble_next
 from dailies.checklist import entry_name
 from dailies.desk import desk_context, desk_history, editorial_time_zone, score_text
-from dailies.drafting import daily_draft, daily_paper_draft
-from dailies.models import Daily, DailyEntry, EditorialAction
+from dailies.drafting import daily_draft, daily_paper_draft, roundup_intro_draft
+from dailies.models import Daily, DailyEntry, EditorialAction, WeeklyRoundup
 from papers.admin import EditorsOnlyOncePublic, ServiceErrorsAsMessages
 from papers.languages import LANGUAGE_CODES
 from papers.models import Paper, Track
@@ -607,3 +608,103 @@ class EditorialActionAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(WeeklyRoundup)
+class WeeklyRoundupAdmin(admin.ModelAdmin):
+    """A week's roundup intro: drafted by the pipeline, corrected and confirmed here, then
+    published by an editor (who and when are recorded). The week's page lists the week's
+    dailies without it until then."""
+
+    list_display = ["__str__", "track", "week_start", "status", "published_by", "published_at"]
+    list_filter = ["track", "status"]
+    search_fields = ["intro_en", "intro_zh", "track__slug"]
+    date_hierarchy = "week_start"
+    fields = [
+        "track",
+        "week_start",
+        "status",
+        "intro_en",
+        "intro_zh",
+        "intro_en_provenance",
+        "intro_zh_provenance",
+        "open_flags",
+        "intro_drafter",
+        "intro_drafted_at",
+        "published_by",
+        "published_at",
+    ]
+    readonly_fields = [
+        "status",
+        "intro_en_provenance",
+        "intro_zh_provenance",
+        "open_flags",
+        "intro_drafter",
+        "intro_drafted_at",
+        "published_by",
+        "published_at",
+    ]
+    actions = ["draft_intro", "confirm_intro", "publish_intro", "unpublish_intro"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A roundup's week is fixed once made: its intro was drafted from that week.
+        fixed = ["track", "week_start"] if obj is not None else []
+        return [*fixed, *self.readonly_fields]
+
+    @admin.display(description=_("open flags"))
+    def open_flags(self, obj: WeeklyRoundup) -> str:
+        flags = obj.intro_flags or []
+        if not flags:
+            return "—"
+        return format_html_join(
+            mark_safe("<br>"),
+            "{} · {}: “{}” {}",
+            ((f.get("language"), f.get("kind"), f.get("text"), f.get("detail", "")) for f in flags),
+        )
+
+    def has_publish_permission(self, request) -> bool:
+        return services.user_may_publish(request.user)
+
+    def save_model(self, request, obj, form, change) -> None:
+        if not change:
+            made = services.roundup_get_or_create(track=obj.track, week_start=obj.week_start)
+            obj.pk = made.pk
+        services.roundup_edit(
+            roundup=obj, user=request.user, intro_en=obj.intro_en, intro_zh=obj.intro_zh
+        )
+
+    def _apply(self, request, queryset, action, done: str) -> None:
+        ok = 0
+        for roundup in queryset:
+            try:
+                action(roundup=roundup, user=request.user)
+                ok += 1
+            except (ValidationError, PermissionDenied) as exc:
+                message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+                self.message_user(request, f"{roundup}: {message}", messages.ERROR)
+        if ok:
+            self.message_user(request, done % {"n": ok}, messages.SUCCESS)
+
+    @admin.action(description=_("Draft the intro (machine)"))
+    def draft_intro(self, request, queryset) -> None:
+        for roundup in queryset:
+            drafted, missing = roundup_intro_draft(roundup=roundup)
+            reasons = "; ".join(f"{lang}: {why}" for lang, why in sorted(missing.items()))
+            level = messages.SUCCESS if drafted else messages.WARNING
+            self.message_user(
+                request, f"{roundup}: {', '.join(drafted) or '—'} {reasons}".strip(), level
+            )
+
+    @admin.action(description=_("Confirm the intro as it stands"))
+    def confirm_intro(self, request, queryset) -> None:
+        self._apply(
+            request, queryset, services.roundup_intro_confirm, _("Confirmed %(n)d intro(s).")
+        )
+
+    @admin.action(description=_("Publish the intro"), permissions=["publish"])
+    def publish_intro(self, request, queryset) -> None:
+        self._apply(request, queryset, services.roundup_publish, _("Published %(n)d intro(s)."))
+
+    @admin.action(description=_("Unpublish the intro"), permissions=["publish"])
+    def unpublish_intro(self, request, queryset) -> None:
+        self._apply(request, queryset, services.roundup_unpublish, _("Unpublished %(n)d intro(s)."))

@@ -17,7 +17,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from dailies.extensions import papers_with_feature
-from dailies.models import Daily, DailyEntry
+from dailies.models import Daily, DailyEntry, WeeklyRoundup
+from dailies.weekly import week_roundup
 from papers.drafting.base import (
     Drafter,
     DraftingStopped,
@@ -290,3 +291,99 @@ def _source_digest(paper: Paper) -> str:
         comment=paper.comment,
     )
     return digest(source.source_text)
+
+
+def roundup_intro_draft(
+    *, roundup: WeeklyRoundup, drafter: Drafter | None = None, redraft: bool = False
+) -> tuple[list[str], dict[str, str]]:
+    """Draft the weekly roundup's intro, as a daily's (``daily_intro_draft``): from the
+    week's published dailies only (its picks, then its highest scores), in each language an
+    editor has not written, checked for numbers and organisations the week does not give
+    (``intro_flags``). A published intro is never replaced. Returns the languages drafted
+    and, for the others, why not."""
+    drafter = drafter or get_drafter()
+    missing: dict[str, str] = {}
+    wanted = []
+    for language in LANGUAGE_CODES:
+        text = getattr(roundup, f"intro_{language}")
+        if text and roundup.intro_provenance(language) == Summary.Provenance.EDITOR:
+            missing[language] = "written by an editor"
+        elif roundup.is_published:
+            missing[language] = "the roundup's intro is published; it is not re-drafted"
+        elif text and not redraft:
+            missing[language] = "already drafted"
+        else:
+            wanted.append(language)
+    week = week_roundup(roundup.track, roundup.week_start) if wanted else None
+    if week is None:
+        if wanted:
+            missing.update(dict.fromkeys(wanted, "the week has no published daily"))
+        return [], missing
+    entries = [*week.picks, *week.top_scores]
+    dived = {e.paper_id for e in week.deep_dives}
+    items = []
+    for entry in entries:
+        summary = entry.paper.summary(Language.EN)
+        items.append(
+            IntroEntry(
+                title=entry.paper.title,
+                takeaway=summary.takeaway if summary else "",
+                short_name=entry.paper.short_name,
+                is_lead=entry.is_lead,
+                has_deep_dive=entry.paper_id in dived,
+                organizations=tuple(org.label for org in entry.paper.organizations.all()),
+            )
+        )
+    intro = IntroInput(
+        track_name_en=roundup.track.name_en,
+        track_name_zh=roundup.track.name_zh,
+        date=week.label,
+        entries=tuple(items),
+        deep_dives=len(week.deep_dives),
+        period="week",
+        dailies=len(week.dailies),
+    )
+    draft: IntroDraft = drafter.draft_intro(intro)
+    # Its numbers may be the week's counts (of papers, dailies, deep dives) or the entries'.
+    source = "\n".join(
+        [f"{_intro_source(intro, entries)}", str(week.paper_count), str(len(week.dailies))]
+    )
+    glossary = track_glossary(roundup.track)
+    entry_inputs = [
+        paper_input(paper=e.paper, track=roundup.track, glossary=glossary) for e in entries
+    ]
+    organizations = known_names().organizations
+    drafted = []
+    with transaction.atomic():
+        roundup = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
+        if roundup.is_published:
+            return [], dict.fromkeys(wanted, "the roundup's intro was published meanwhile")
+        flags = [f for f in roundup.intro_flags or [] if f.get("language") not in wanted]
+        for language in wanted:
+            text = (draft.texts.get(language) or "").strip()
+            if not text:
+                missing[language] = draft.missing.get(language, "the drafter wrote none")
+                continue
+            setattr(roundup, f"intro_{language}", text)
+            setattr(roundup, f"intro_{language}_provenance", Summary.Provenance.MACHINE)
+            flags += [
+                {"language": language, "kind": f.kind, "text": f.text, "detail": f.detail}
+                for f in (
+                    *check_numbers(text, source, language=language),
+                    *check_intro(
+                        text,
+                        language=language,
+                        entries=entry_inputs,
+                        known_organizations=organizations,
+                    ),
+                )
+            ]
+            drafted.append(language)
+        if drafted:
+            roundup.intro_flags = flags
+            roundup.intro_drafter = " ".join(
+                p for p in (draft.drafter, draft.drafter_version, draft.model) if p
+            )
+            roundup.intro_drafted_at = timezone.now()
+            roundup.save()
+    return drafted, missing

@@ -31,6 +31,7 @@ from django.utils.feedgenerator import Atom1Feed, Rss201rev2Feed
 from django.utils.translation import get_language, gettext
 from django.views.decorators.http import condition
 
+from dailies import weekly
 from dailies.models import Daily, DailyEntry
 from dailies.selectors import index_papers
 from dailies.templatetags.digest import entry_heading
@@ -395,4 +396,54 @@ class PaperListFeed(ContentFeed):
             score=latest.score if latest else None,
             is_lead=False,
             appearances=list({e.daily_id: e.daily for e in paper.published_entries}.values()),
+        )
+
+
+class TrackWeeksFeed(TrackFeed):
+    """``/<lang>/feeds/<track>/weeks.atom``: one item per week of the track with a published
+    daily (the ``weekly.FEED_WEEKS`` weeks up to its newest), newest first: the roundup's
+    intro once an editor has published it, the week's dailies and the editors' picks."""
+
+    kind = "weeks"
+
+    def items(self, track: Track) -> list:
+        if not hasattr(self, "_items"):
+            self._items = weekly.recent_weeks(track)
+        return self._items
+
+    def stamps(self, track: Track) -> list[tuple[str, dt.datetime]]:
+        return [(week.label, week.updated_at) for week in self.items(track)]
+
+    def title(self, track: Track) -> str:
+        return feed_title(
+            gettext("%(track_name)s: weekly roundups") % {"track_name": track.name(self.lang)}
+        )
+
+    def item_title(self, week: weekly.Week) -> str:
+        return gettext("%(track_name)s — week %(week)s") % {
+            "track_name": week.track.name(self.lang),
+            "week": week.label,
+        }
+
+    def item_link(self, week: weekly.Week) -> str:
+        return self.absolute(reverse("dailies:week", args=[week.track.slug, week.monday]))
+
+    def item_guid(self, week: weekly.Week) -> str:
+        return self.tag("week", week.track.slug, week.label, self.lang)
+
+    def item_pubdate(self, week: weekly.Week) -> dt.datetime:
+        return week.published_at
+
+    def item_updateddate(self, week: weekly.Week) -> dt.datetime:
+        return week.updated_at
+
+    def item_description(self, week: weekly.Week) -> str:
+        roundup = week.intro_roundup
+        intro = localized(roundup, "intro", self.lang) if roundup else ""
+        return self.render(
+            "dailies/feeds/week.html",
+            week=week,
+            intro=intro,
+            machine_intro=bool(intro)
+            and roundup.intro_provenance(intro.language) == Summary.Provenance.MACHINE,
         )

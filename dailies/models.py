@@ -8,9 +8,11 @@ published for readers, everything for staff who preview (``digest_site.visibilit
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Max, Min, Q
 from django.urls import reverse
@@ -319,3 +321,110 @@ class EditorialAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.daily} {self.kind} {self.paper}"
+
+
+def iso_week_monday(year: int, week: int) -> dt.date:
+    """The Monday of ISO ``year``-W``week``; ValueError for a week the year does not have."""
+    return dt.date.fromisocalendar(year, week, 1)
+
+
+def iso_week_label(monday: dt.date) -> str:
+    """``2026-W44``: the ISO year and week of ``monday``, as the week's URL writes them."""
+    year, week, _day = monday.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+class WeeklyRoundupQuerySet(models.QuerySet):
+    def published(self) -> WeeklyRoundupQuerySet:
+        """Roundups whose intro an editor has published (readers see the intro)."""
+        return self.filter(status=WeeklyRoundup.Status.PUBLISHED)
+
+
+class WeeklyRoundup(models.Model):
+    """A track's week: the intro of its roundup page, drafted by the drafting pipeline and
+    published by an editor. The page itself lists the week's published dailies whether or
+    not there is a roundup; it shows the intro once it is published."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        PUBLISHED = "published", _("Published")
+
+    track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="weekly_roundups")
+    week_start = models.DateField(_("week (its Monday)"))
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    intro_en = models.TextField(_("intro (English)"), blank=True)
+    intro_zh = models.TextField(_("intro (Chinese)"), blank=True)
+    intro_en_provenance = models.CharField(
+        _("intro (English) written by"),
+        max_length=10,
+        choices=Summary.Provenance.choices,
+        default=Summary.Provenance.EDITOR,
+    )
+    intro_zh_provenance = models.CharField(
+        _("intro (Chinese) written by"),
+        max_length=10,
+        choices=Summary.Provenance.choices,
+        default=Summary.Provenance.EDITOR,
+    )
+    intro_drafter = models.CharField(
+        max_length=200, blank=True, editable=False, help_text=_("Drafter, version and model.")
+    )
+    intro_drafted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    intro_flags = models.JSONField(
+        default=list,
+        blank=True,
+        editable=False,
+        help_text=_("Open grounding flags of the machine-drafted intros."),
+    )
+    # The editor who confirmed the intro by publishing it, and when.
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="+",
+    )
+    published_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = WeeklyRoundupQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-week_start", "track"]
+        verbose_name = _("weekly roundup")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["track", "week_start"], name="dailies_roundup_unique_track_week"
+            ),
+            models.CheckConstraint(
+                name="dailies_roundup_published_has_time",
+                condition=~Q(status="published") | Q(published_at__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.track.slug} {self.week_label}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("dailies:week", args=[self.track.slug, self.week_start])
+
+    @property
+    def week_label(self) -> str:
+        return iso_week_label(self.week_start)
+
+    @property
+    def week_end(self) -> dt.date:
+        return self.week_start + dt.timedelta(days=6)
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == self.Status.PUBLISHED
+
+    def intro_provenance(self, language: str) -> str:
+        return getattr(self, f"intro_{language}_provenance")
+
+    def clean(self) -> None:
+        if self.week_start and self.week_start.weekday() != 0:
+            raise ValidationError({"week_start": _("A week starts on a Monday.")})

@@ -24,12 +24,12 @@ from dailies.assembly import (
 )
 from dailies.checklist import daily_publishing_blockers
 from dailies.extensions import papers_changed
-from dailies.models import Daily, DailyEntry, DailyStatus
+from dailies.models import Daily, DailyEntry, DailyStatus, WeeklyRoundup
 from dailies.record import daily_pin
 from digest_site import invalidation
 from digest_site.visibility import EDITOR_PERMISSION, may_change_public
 from papers.drafting.service import summary_confirm, summary_write
-from papers.languages import LANGUAGE_CODES
+from papers.languages import LANGUAGE_CODES, Language
 from papers.models import Summary
 from papers.scoring.service import latest_scores
 
@@ -615,3 +615,111 @@ def daily_entry_confirm(*, daily: Daily, entry: DailyEntry, language: str, user)
             what=f"{language} summary confirmed ({confirmed} flags)",
         )
     return confirmed
+
+
+# -- Weekly roundups ------------------------------------------------------------------------
+
+
+def _check_may_change_roundup(roundup: WeeklyRoundup, user) -> None:
+    if roundup.is_published and not user_may_publish(user):
+        raise PermissionDenied(_("The roundup's intro is published: only editors may change it."))
+
+
+@transaction.atomic
+def roundup_get_or_create(*, track, week_start: dt.date) -> WeeklyRoundup:
+    """The week's roundup, made (a draft with no intro) when it has none."""
+    roundup = WeeklyRoundup(track=track, week_start=week_start)
+    roundup.full_clean(exclude=["track"], validate_unique=False)
+    roundup, _created = WeeklyRoundup.objects.get_or_create(track=track, week_start=week_start)
+    return roundup
+
+
+@transaction.atomic
+def roundup_edit(*, roundup: WeeklyRoundup, user, intro_en: str, intro_zh: str) -> WeeklyRoundup:
+    """An editor's (or contributor's, while it is a draft) intro texts: a changed text
+    becomes the editor's (re-drafting leaves it alone) and its machine flags no longer
+    apply. Audited when readers see the intro."""
+    stored = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
+    _check_may_change_roundup(stored, user)
+    changes = {}
+    for language, text in ((Language.EN, intro_en), (Language.ZH, intro_zh)):
+        before = getattr(stored, f"intro_{language}")
+        if text == before:
+            continue
+        changes[f"intro_{language}"] = [before, text]
+        setattr(stored, f"intro_{language}", text)
+        setattr(stored, f"intro_{language}_provenance", Summary.Provenance.EDITOR)
+        stored.intro_flags = [f for f in stored.intro_flags if f.get("language") != language]
+    if changes:
+        stored.full_clean()
+        stored.save()
+        if stored.is_published:
+            audit_record(user=user, action=Action.EDIT, obj=stored, changes=changes)
+    return stored
+
+
+@transaction.atomic
+def roundup_intro_confirm(*, roundup: WeeklyRoundup, user) -> WeeklyRoundup:
+    """An editor confirms the machine-drafted intro as it stands: its open flags resolved."""
+    stored = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
+    _check_may_change_roundup(stored, user)
+    if stored.intro_flags:
+        flags, stored.intro_flags = stored.intro_flags, []
+        stored.save(update_fields=["intro_flags", "updated_at"])
+        if stored.is_published:
+            audit_record(
+                user=user, action=Action.EDIT, obj=stored, changes={"intro_flags": [flags, []]}
+            )
+    return stored
+
+
+def roundup_publishing_blockers(roundup: WeeklyRoundup) -> list[str]:
+    """Why the roundup's intro may not go out yet (none: it may)."""
+    blockers = []
+    if not (roundup.intro_en.strip() or roundup.intro_zh.strip()):
+        blockers.append(_("The roundup has no intro in either language."))
+    for flag in roundup.intro_flags or []:
+        blockers.append(
+            _("The %(language)s intro has an unconfirmed %(kind)s: “%(text)s”.")
+            % {
+                "language": flag.get("language", ""),
+                "kind": flag.get("kind", "flag"),
+                "text": flag.get("text", ""),
+            }
+        )
+    return blockers
+
+
+@transaction.atomic
+def roundup_publish(
+    *, roundup: WeeklyRoundup, user, now: dt.datetime | None = None
+) -> WeeklyRoundup:
+    """An editor publishes the roundup's intro, which confirms it: who and when are
+    recorded, and readers see it on the week's page and feed. The system never does this."""
+    if user is None or not user_may_publish(user):
+        raise PermissionDenied(_("Only an editor may publish a roundup's intro."))
+    stored = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
+    blockers = roundup_publishing_blockers(stored)
+    if blockers:
+        raise ValidationError(blockers)
+    stored.status = WeeklyRoundup.Status.PUBLISHED
+    stored.published_by = user
+    stored.published_at = now or timezone.now()
+    stored.save()
+    audit_record(user=user, action=Action.PUBLISH, obj=stored)
+    return stored
+
+
+@transaction.atomic
+def roundup_unpublish(*, roundup: WeeklyRoundup, user) -> WeeklyRoundup:
+    """An editor withdraws the intro: the week's page shows none until it is published
+    again (the week's dailies stay listed)."""
+    if user is None or not user_may_publish(user):
+        raise PermissionDenied(_("Only an editor may unpublish a roundup's intro."))
+    stored = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
+    if stored.is_published:
+        stored.status = WeeklyRoundup.Status.DRAFT
+        stored.published_by, stored.published_at = None, None
+        stored.save()
+        audit_record(user=user, action=Action.UNPUBLISH, obj=stored)
+    return stored

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language
 
-from dailies import selectors
+from dailies import selectors, weekly
 from dailies.citation import ris
 from dailies.extensions import related_papers
 from dailies.models import DailyStats
@@ -20,7 +20,8 @@ from dailies.templatetags.digest import bibtex
 from digest_site.context_processors import THEME_COOKIE, THEMES
 from digest_site.page_cache import tag
 from digest_site.visibility import may_preview
-from papers.models import Paper, Track
+from papers.languages import localized
+from papers.models import Paper, Summary, Track
 
 
 def page_or_404(request: HttpRequest, items, per_page: int | None = None):
@@ -76,6 +77,28 @@ def track_archive(request: HttpRequest, track: str) -> HttpResponse:
         request,
         "dailies/track.html",
         {"track": track_obj, "page": page, "dailies": dailies},
+    )
+
+
+def week_detail(request: HttpRequest, track: str, week: dt.date) -> HttpResponse:
+    """A track's weekly roundup: what readers may read of the week, whoever asks (a preview
+    of an unpublished intro is the admin's), so the page never shows a draft."""
+    track_obj = get_object_or_404(selectors.published_tracks(), slug=track)
+    roundup = weekly.week_roundup(track_obj, week)
+    if roundup is None:
+        raise Http404("no published daily that week")
+    published = roundup.intro_roundup
+    intro = localized(published, "intro", get_language()) if published else ""
+    return render(
+        request,
+        "dailies/week.html",
+        {
+            "track": track_obj,
+            "week": roundup,
+            "intro": intro,
+            "intro_is_machine": bool(intro)
+            and published.intro_provenance(intro.language) == Summary.Provenance.MACHINE,
+        },
     )
 
 

@@ -88,7 +88,16 @@ def _staff(django_user_model, username: str, codenames: list[str]):
 
 EDIT_CODENAMES = [
     f"{action}_{model}"
-    for model in ("daily", "dailyentry", "paper", "summary", "deepdive", "track", "topic")
+    for model in (
+        "daily",
+        "dailyentry",
+        "weeklyroundup",
+        "paper",
+        "summary",
+        "deepdive",
+        "track",
+        "topic",
+    )
     for action in ("view", "add", "change", "delete")
 ]
 

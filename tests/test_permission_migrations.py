@@ -27,7 +27,7 @@ EDITED = {
         "organizationalias",
         "venuealias",
     ],
-    "dailies": ["daily", "dailyentry"],
+    "dailies": ["daily", "dailyentry", "weeklyroundup"],
     "deepdives": ["deepdive", "referencecode"],
 }
 READ = {"papers": ["score", "ingestrun", "trackprofileitem"], "dailies": ["editorialaction"]}
@@ -43,6 +43,8 @@ AUTHORS_CONTRIBUTOR = {("papers", "view_author")}
 AUTHORS_EDITOR = {("papers", "view_author"), ("papers", "change_author")}
 DEEP_DIVE_EDITING = {(app, codename) for app, codename in CONTRIBUTOR if app == "deepdives"}
 DEEP_DIVES_MIGRATION = "0004_editor_groups_edit_deep_dives"
+# Granted by dailies' 0012_weekly_roundup, with the model.
+ROUNDUP_EDITING = {("dailies", f"{action}_weeklyroundup") for action in ACTIONS}
 
 
 def grants(name: str) -> set[tuple[str, str]]:
@@ -72,8 +74,10 @@ def test_dailies_groups_migration_grants_the_dailies_and_papers_permissions_only
     Group.objects.filter(name__in=GROUPS).delete()
     migration = import_module("dailies.migrations.0003_editor_groups")
     migration.add_groups(_state_apps("dailies", "0003_editor_groups"), None)
-    assert grants("Contributor") == CONTRIBUTOR - DEEP_DIVE_EDITING
-    assert grants("Editor") == EDITOR - DEEP_DIVE_EDITING - {("deepdives", "publish_deepdive")}
+    assert grants("Contributor") == CONTRIBUTOR - DEEP_DIVE_EDITING - ROUNDUP_EDITING
+    assert grants("Editor") == (
+        EDITOR - DEEP_DIVE_EDITING - ROUNDUP_EDITING - {("deepdives", "publish_deepdive")}
+    )
 
 
 def test_the_deep_dives_migration_gives_both_groups_the_deep_dive_editing(db):

@@ -89,6 +89,11 @@ class IntroInput:
     date: str
     entries: tuple[IntroEntry, ...]
     deep_dives: int = 0
+    # "day": one daily's intro (``date`` is its day); "week": a track's weekly roundup
+    # (``date`` is its ISO week, 2026-W44), whose entries are the week's picks (``is_lead``)
+    # then its highest scores, gathered from ``dailies`` dailies.
+    period: str = "day"
+    dailies: int = 1
 
 
 @dataclass

@@ -330,9 +330,15 @@ def paper_user_message(paper: PaperInput) -> str:
 
 
 def intro_user_message(intro: IntroInput) -> str:
+    week = intro.period == "week"
     lines = [
         f"Track: {intro.track_name_en} / {intro.track_name_zh}",
-        f"Date: {intro.date}",
+        # The same instructions serve a week's roundup: it says so, and what its entries are.
+        f"Week: {intro.date} (a weekly roundup of {intro.dailies} dailies, not one day's "
+        "issue; entries marked lead are the editors' picks, the others the week's highest "
+        "scores)"
+        if week
+        else f"Date: {intro.date}",
         f"Papers: {len(intro.entries)}; deep dives: {intro.deep_dives}",
         "",
         "Entries:",

@@ -648,10 +648,16 @@ def _intro_en(intro: IntroInput) -> str:
     count = len(entries)
     papers = f"{count} paper{'s' if count != 1 else ''}"
     dives = intro.deep_dives
-    opening = f"Today's {intro.track_name_en} daily has {papers}"
-    opening += f" and {dives} deep dive{'s' if dives != 1 else ''}." if dives else "."
     lead, standouts, more = _intro_parts(entries)
-    sentences = [opening, _stop(f"The lead story is {_named(lead, ' from ', '')}")]
+    if intro.period == "week":
+        dailies = f"{intro.dailies} dail{'ies' if intro.dailies != 1 else 'y'}"
+        opening = f"This week's {intro.track_name_en} roundup gathers {papers} from {dailies}"
+        first = f"The editors' first pick is {_named(lead, ' from ', '')}"
+    else:
+        opening = f"Today's {intro.track_name_en} daily has {papers}"
+        first = f"The lead story is {_named(lead, ' from ', '')}"
+    opening += f" and {dives} deep dive{'s' if dives != 1 else ''}." if dives else "."
+    sentences = [opening, _stop(first)]
     if standouts:
         names = [_named(e, " (", ")") for e in standouts]
         if more:
@@ -680,10 +686,15 @@ def _intro_zh(intro: IntroInput) -> str:
     """The Chinese intro from the same facts, written for Chinese readers (no translation)."""
     entries = list(intro.entries)
     track = intro.track_name_zh or intro.track_name_en
-    opening = f"今天的{track}日报收录 {len(entries)} 篇论文"
+    if intro.period == "week":
+        opening = f"本周{track}周报汇集 {intro.dailies} 期日报中的 {len(entries)} 篇论文"
+        first = f"编辑首选 {_named(lead_of(entries), '（', '）', '、')}。"
+    else:
+        opening = f"今天的{track}日报收录 {len(entries)} 篇论文"
+        first = f"头条是 {_named(lead_of(entries), '（', '）', '、')}。"
     opening += f"、{intro.deep_dives} 篇深度解读。" if intro.deep_dives else "。"
     lead, standouts, more = _intro_parts(entries)
-    sentences = [opening, f"头条是 {_named(lead, '（', '）', '、')}。"]
+    sentences = [opening, first]
     if standouts:
         also = "、".join(_named(e, "（", "）", "、") for e in standouts)
         sentences.append(f"另有 {also}" + (f" 等 {more} 篇。" if more else "。"))
@@ -697,9 +708,14 @@ def _intro_zh(intro: IntroInput) -> str:
     return "".join(sentences)
 
 
+def lead_of(entries: list[IntroEntry]) -> IntroEntry:
+    """The entry an intro opens with: the (first) lead, else the first."""
+    return next((e for e in entries if e.is_lead), entries[0])
+
+
 def _intro_parts(entries: list[IntroEntry]) -> tuple[IntroEntry, list[IntroEntry], int]:
     """The lead, the standouts (deep dives first, then position) and how many more."""
-    lead = next((e for e in entries if e.is_lead), entries[0])
+    lead = lead_of(entries)
     others = [e for e in entries if e is not lead]
     others.sort(key=lambda e: not e.has_deep_dive)  # stable: deep dives first, then position
     return lead, others[:INTRO_STANDOUTS], max(0, len(others) - INTRO_STANDOUTS)
