@@ -13,7 +13,8 @@ alternating rounds, each database on a connection of its own, so that both see t
 machine: measured one after the other, a shared machine's drift of a third within minutes
 went into the ratios.
 
-daily page, home, track archive (first and last page), index (first, middle and last page,
+daily page, home, track archive (first and last page), the daily's week and the feed of
+weeks, index (first, middle and last page,
 as its pager links them), paper page, topic page and search (of every track, and within the
 demo's track: the same results on both sides) — render time through Django's
 test client with the page cache off, and the number of queries of each page. It prints each
@@ -66,9 +67,10 @@ from django.test import Client, override_settings  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from dailies.models import Daily, DailyEntry  # noqa: E402
+from dailies.models import Daily, DailyEntry, iso_week_label  # noqa: E402
 from dailies.paging import Key  # noqa: E402
 from dailies.selectors import index_papers, topics_with_papers  # noqa: E402
+from dailies.weekly import week_monday  # noqa: E402
 from digest_site.cache_tags import retire_everything  # noqa: E402
 from papers.authors import paper_authors_sync  # noqa: E402
 from papers.models import (  # noqa: E402
@@ -386,6 +388,10 @@ def pages_of(track: Track, query: str) -> dict[str, str]:
         # The same query within the demo's track: the demo's eight results on both, ranked
         # at the year's scale, where the page of every track lists a full page of thirty.
         "search, the demo's track": f"/en/papers/?q={query}&track=infra",
+        # The week of that daily: its roundup (a year's week holds seven full dailies) and
+        # the track's feed of weeks.
+        "week": f"{base}week/{iso_week_label(week_monday(daily.date))}/",
+        "weeks feed": f"/en/feeds/{track.slug}/weeks.atom",
     }
 
 

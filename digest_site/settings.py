@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "deepdives",
     "follow",
     "subscriptions",
+    "agents",
 ]
 
 MIDDLEWARE = [

@@ -24,6 +24,8 @@ urlpatterns = [
     path("robots.txt", sitemaps.robots_txt, name="robots"),
     path("sitemap.xml", sitemaps.sitemap, name="sitemap"),
     path("sitemap-<slug:section>.xml", sitemaps.sitemap_section, name="sitemap_section"),
+    # The MCP server for agents (streamable HTTP; agents/views.py).
+    path("", include("agents.urls")),
     path("api/v1/", include("search.api")),
     path("api/v1/", include("dailies.api")),
     path(

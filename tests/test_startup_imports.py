@@ -9,7 +9,19 @@ import sys
 from tests.conftest import ROOT
 
 # Each is imported by the function that uses it (scoring, drafting, charts, segmenting).
-HEAVY = ("numpy", "scipy", "sklearn", "matplotlib", "jieba", "openai", "snowballstemmer")
+HEAVY = (
+    "numpy",
+    "scipy",
+    "sklearn",
+    "matplotlib",
+    "jieba",
+    "openai",
+    "snowballstemmer",
+    # The MCP SDK and what it brings (agents/server.py): imported by /mcp/ and mcp_server.
+    "mcp",
+    "starlette",
+    "pydantic",
+)
 
 
 def test_starting_django_and_loading_its_urls_imports_no_heavy_library():

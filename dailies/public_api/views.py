@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from django.db.models import Count, Max, Min, Prefetch, QuerySet
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -93,19 +92,31 @@ class DailyViewSet(LanguageMixin, viewsets.ReadOnlyModelViewSet):
         return serializers.DailySerializer
 
     def get_object(self) -> Daily:
-        """The published daily of the URL with its entries and neighbours (9 queries)."""
-        date = selectors.parse_date(self.kwargs["date"])
-        if date is None:
-            raise Http404("No such day.")
-        daily = get_object_or_404(
-            Daily.objects.visible_to(PUBLIC).select_related("track"),
-            track__slug=self.kwargs["track"],
-            date=date,
-        )
-        daily.entry_list = selectors.daily_entries(daily)
-        daily.lead_entries = [e for e in daily.entry_list if e.is_lead]
-        daily.neighbours = selectors.daily_neighbours(daily, user=PUBLIC)
+        daily = published_daily(self.kwargs["track"], self.kwargs["date"])
+        if daily is None:
+            raise Http404("No such daily.")
         return daily
+
+
+def published_daily(track: str, date: str) -> Daily | None:
+    """The published daily of ``track`` (a slug) on ``date`` (YYYY-MM-DD) with its entries
+    and neighbours, as ``DailyDetailSerializer`` writes it; None when there is none (9
+    queries). The agents' ``get_daily`` reads it too."""
+    day = selectors.parse_date(date)
+    if day is None:
+        return None
+    daily = (
+        Daily.objects.visible_to(PUBLIC)
+        .select_related("track")
+        .filter(track__slug=track, date=day)
+        .first()
+    )
+    if daily is None:
+        return None
+    daily.entry_list = selectors.daily_entries(daily)
+    daily.lead_entries = [e for e in daily.entry_list if e.is_lead]
+    daily.neighbours = selectors.daily_neighbours(daily, user=PUBLIC)
+    return daily
 
 
 def paper_rows() -> QuerySet[Paper]:
