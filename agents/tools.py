@@ -183,7 +183,12 @@ def _week_out(week: weekly.Week, lang: str) -> dict:
             "machine_draft": roundup.intro_provenance(text.language) == Summary.Provenance.MACHINE,
             "published_at": roundup.published_at.isoformat(),
         }
-    sections = ("picks", "top_scores", "deep_dives", "verified_code")
+    sections = {
+        "picks": week.picks,
+        "top_scores": week.top_scores,
+        "deep_dives": week.dived,
+        "verified_code": week.verified,
+    }
     return {
         "track": week.track.slug,
         "week": week.label,
@@ -195,7 +200,7 @@ def _week_out(week: weekly.Week, lang: str) -> dict:
         "dailies": [
             {"date": d.date.isoformat(), "url": _url(d.get_absolute_url())} for d in week.dailies
         ],
-        **{name: [_entry_out(e, lang) for e in getattr(week, name)] for name in sections},
+        **{name: [_entry_out(e, lang) for e in entries] for name, entries in sections.items()},
     }
 
 

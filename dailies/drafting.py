@@ -320,7 +320,7 @@ def roundup_intro_draft(
             missing.update(dict.fromkeys(wanted, "the week has no published daily"))
         return [], missing
     entries = [*week.picks, *week.top_scores]
-    dived = {e.paper_id for e in week.deep_dives}
+    dived = {e.paper_id for e in week.dived}
     items = []
     for entry in entries:
         summary = entry.paper.summary(Language.EN)
@@ -339,7 +339,7 @@ def roundup_intro_draft(
         track_name_zh=roundup.track.name_zh,
         date=week.label,
         entries=tuple(items),
-        deep_dives=len(week.deep_dives),
+        deep_dives=len(week.dived),
         period="week",
         dailies=len(week.dailies),
     )

@@ -41,8 +41,8 @@ class Week:
     roundup: WeeklyRoundup | None
     picks: list[DailyEntry] = field(default_factory=list)
     top_scores: list[DailyEntry] = field(default_factory=list)
-    deep_dives: list[DailyEntry] = field(default_factory=list)
-    verified_code: list[DailyEntry] = field(default_factory=list)
+    dived: list[DailyEntry] = field(default_factory=list)
+    verified: list[DailyEntry] = field(default_factory=list)
     paper_count: int = 0
 
     @property
@@ -125,6 +125,7 @@ def _sections(week: Week, entries: list[DailyEntry]) -> None:
         if entry.is_lead:
             picks.setdefault(entry.paper_id, entry)
     week.paper_count = len(best)
+    # ``dived``: with a published deep dive; ``verified``: with verified reference code.
     week.picks = list(picks.values())
     rest = [e for pid, e in best.items() if pid not in picks and e.score is not None]
     rest.sort(key=lambda e: (-e.score, e.daily.date, e.position))
@@ -132,8 +133,8 @@ def _sections(week: Week, entries: list[DailyEntry]) -> None:
     ordered = [*picks, *(pid for pid in best if pid not in picks)]
     dived = papers_with_feature("deep_dive", ordered)
     verified = _verified(ordered)
-    week.deep_dives = [picks.get(pid) or best[pid] for pid in ordered if pid in dived]
-    week.verified_code = [picks.get(pid) or best[pid] for pid in ordered if pid in verified]
+    week.dived = [picks.get(pid) or best[pid] for pid in ordered if pid in dived]
+    week.verified = [picks.get(pid) or best[pid] for pid in ordered if pid in verified]
 
 
 def week_roundup(track: Track, monday: dt.date) -> Week | None:

@@ -94,7 +94,8 @@ class DailyViewSet(LanguageMixin, viewsets.ReadOnlyModelViewSet):
     def get_object(self) -> Daily:
         daily = published_daily(self.kwargs["track"], self.kwargs["date"])
         if daily is None:
-            raise Http404("No such daily.")
+            known_day = selectors.parse_date(self.kwargs["date"]) is not None
+            raise Http404("No Daily matches the given query." if known_day else "No such day.")
         return daily
 
 
