@@ -665,6 +665,20 @@ class WeeklyRoundupAdmin(admin.ModelAdmin):
     def has_publish_permission(self, request) -> bool:
         return services.user_may_publish(request.user)
 
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # A published intro is public: only editors withdraw it (``roundup_delete``).
+        return super().has_delete_permission(request, obj) and (
+            obj is None or not obj.is_published or self.has_publish_permission(request)
+        )
+
+    def delete_model(self, request, obj) -> None:
+        services.roundup_delete(roundup=obj, user=request.user)
+
+    def delete_queryset(self, request, queryset) -> None:
+        with transaction.atomic():
+            for roundup in queryset:
+                services.roundup_delete(roundup=roundup, user=request.user)
+
     def save_model(self, request, obj, form, change) -> None:
         if not change:
             made = services.roundup_get_or_create(track=obj.track, week_start=obj.week_start)

@@ -35,7 +35,7 @@ from dailies import weekly
 from dailies.models import Daily, DailyEntry
 from dailies.selectors import index_papers
 from dailies.templatetags.digest import entry_heading
-from digest_site import page_cache
+from digest_site import invalidation, page_cache
 from digest_site.visibility import PUBLIC
 from papers.languages import Language, localized
 from papers.models import Summary, Track
@@ -409,6 +409,9 @@ class TrackWeeksFeed(TrackFeed):
     def items(self, track: Track) -> list:
         if not hasattr(self, "_items"):
             self._items = weekly.recent_weeks(track)
+            # Each week's roundup intro; its dailies and papers are the default tags'.
+            for week in self._items:
+                page_cache.tag(self.request, *invalidation.week(track.slug, week.monday))
         return self._items
 
     def stamps(self, track: Track) -> list[tuple[str, dt.datetime]]:

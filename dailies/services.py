@@ -655,6 +655,7 @@ def roundup_edit(*, roundup: WeeklyRoundup, user, intro_en: str, intro_zh: str) 
         stored.save()
         if stored.is_published:
             audit_record(user=user, action=Action.EDIT, obj=stored, changes=changes)
+            invalidation.changed(stored)
     return stored
 
 
@@ -707,6 +708,7 @@ def roundup_publish(
     stored.published_at = now or timezone.now()
     stored.save()
     audit_record(user=user, action=Action.PUBLISH, obj=stored)
+    invalidation.changed(stored)
     return stored
 
 
@@ -718,8 +720,26 @@ def roundup_unpublish(*, roundup: WeeklyRoundup, user) -> WeeklyRoundup:
         raise PermissionDenied(_("Only an editor may unpublish a roundup's intro."))
     stored = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
     if stored.is_published:
+        invalidation.changed(stored)  # as published: the week's pages that print its intro
         stored.status = WeeklyRoundup.Status.DRAFT
         stored.published_by, stored.published_at = None, None
         stored.save()
         audit_record(user=user, action=Action.UNPUBLISH, obj=stored)
     return stored
+
+
+@transaction.atomic
+def roundup_delete(*, roundup: WeeklyRoundup, user) -> None:
+    """Delete a roundup; a published one only by an editor, with an audit record of its
+    intro, and the week's pages no longer print it."""
+    stored = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
+    _check_may_change_roundup(stored, user)
+    if stored.is_published:
+        audit_record(
+            user=user,
+            action=Action.DELETE,
+            obj=stored,
+            changes={"intro_en": [stored.intro_en, None], "intro_zh": [stored.intro_zh, None]},
+        )
+        invalidation.changed(stored)
+    stored.delete()

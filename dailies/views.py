@@ -87,6 +87,8 @@ def week_detail(request: HttpRequest, track: str, week: dt.date) -> HttpResponse
     roundup = weekly.week_roundup(track_obj, week)
     if roundup is None:
         raise Http404("no published daily that week")
+    # Its sections come from every paper of the week's dailies (one gaining a deep dive joins).
+    tag(request, f"track:{track_obj.slug}", *roundup.cache_tags)
     published = roundup.intro_roundup
     intro = localized(published, "intro", get_language()) if published else ""
     return render(

@@ -18,6 +18,7 @@ from django.db.models import Prefetch
 
 from dailies.extensions import paper_filter, paper_prefetches, papers_with_feature
 from dailies.models import Daily, DailyEntry, WeeklyRoundup, iso_week_label
+from digest_site import invalidation
 from papers.models import Paper, Track
 
 # How many of the week's highest-scored papers (after the picks) the roundup lists.
@@ -43,7 +44,21 @@ class Week:
     top_scores: list[DailyEntry] = field(default_factory=list)
     dived: list[DailyEntry] = field(default_factory=list)
     verified: list[DailyEntry] = field(default_factory=list)
-    paper_count: int = 0
+    paper_ids: list[int] = field(default_factory=list)
+
+    @property
+    def paper_count(self) -> int:
+        return len(self.paper_ids)
+
+    @property
+    def cache_tags(self) -> list[str]:
+        """What a page printing the week records (``page_cache.tag``): the week (its
+        roundup), its dailies and every paper of them (``digest_site.invalidation``)."""
+        return [
+            *invalidation.week(self.track.slug, self.monday),
+            *(f"daily:{d.pk}" for d in self.dailies),
+            *(f"paper:{pk}" for pk in self.paper_ids),
+        ]
 
     @property
     def label(self) -> str:
@@ -124,7 +139,7 @@ def _sections(week: Week, entries: list[DailyEntry]) -> None:
             best[entry.paper_id] = entry
         if entry.is_lead:
             picks.setdefault(entry.paper_id, entry)
-    week.paper_count = len(best)
+    week.paper_ids = list(best)
     # ``dived``: with a published deep dive; ``verified``: with verified reference code.
     week.picks = list(picks.values())
     rest = [e for pid, e in best.items() if pid not in picks and e.score is not None]

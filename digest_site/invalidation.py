@@ -11,6 +11,9 @@ The tags the pages record (``page_cache.tag``):
 
 - ``daily:<id>``, ``paper:<id>``, ``topic:<slug>``, ``track:<slug>``, ``org:<id>``, ``author:<id>``,
   ``deepdive:<slug>``, ``program:<slug>``: a page that prints that object;
+- ``week:<track slug>:<ISO week>`` (``week:infra:2026-W44``): a page that prints that week of
+  the track (its roundup page, the feed of weeks), retired by its roundup's public changes
+  and by a change to any of its published dailies;
 - ``nav`` (every HTML page: the tracks in the navigation), ``tracks`` (lists of tracks),
   ``dailies`` (lists of dailies: home, archives, feeds, sitemap), ``topics`` (the topics
   and their counts), ``deepdives``, ``programs``: the shared lists;
@@ -37,6 +40,12 @@ def _model(label: str):
     return apps.get_model(label)
 
 
+def week(track_slug: str, day) -> set[str]:
+    """The week of ``track_slug`` that holds ``day`` (a date)."""
+    year, number, _weekday = day.isocalendar()
+    return {f"week:{track_slug}:{year}-W{number:02d}"}
+
+
 def papers(ids: Iterable[int]) -> set[str]:
     """A paper prints on its page, the dailies and topic pages that list it, the home page,
     the index and the feeds (``index``)."""
@@ -51,6 +60,7 @@ def daily(obj: Model) -> set[str]:
     DailyEntry = _model("dailies.DailyEntry")
     Topic = _model("papers.Topic")
     tags = {f"daily:{obj.pk}", "dailies", "index", "topics"}
+    tags |= week(obj.track.slug, obj.date)
     published = Daily.objects.published().filter(track_id=obj.track_id).exclude(pk=obj.pk)
     for neighbour in (
         published.filter(date__lt=obj.date).order_by("-date").first(),
@@ -76,6 +86,9 @@ def tags_of(obj: Model) -> set[str]:
         return daily(obj) if obj.status == obj.Status.PUBLISHED else set()
     if label == "dailies.DailyEntry":
         return tags_of(obj.daily)
+    if label == "dailies.WeeklyRoundup":
+        # Readers see a roundup's intro once it is published; a draft's changes show nowhere.
+        return week(obj.track.slug, obj.week_start) if obj.is_published else set()
     if label == "papers.Paper":
         slugs = obj.topics.values_list("slug", flat=True) if obj.pk else []
         return papers([obj.pk]) | {"topics"} | {f"topic:{slug}" for slug in slugs}

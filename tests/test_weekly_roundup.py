@@ -19,6 +19,7 @@ from dailies.models import Daily, WeeklyRoundup
 from dailies.weekly import WEEK_TOP_SCORES
 from deepdives.models import ReferenceCode
 from deepdives.registry import PROGRAMS
+from digest_site.page_cache import HIT
 from papers.drafting.offline import OfflineDrafter
 from papers.models import Summary
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
@@ -217,6 +218,89 @@ def test_a_contributor_cannot_publish_from_the_admin(db, contributor_client):
         {"action": "publish_intro", "_selected_action": [roundup.pk]},
     )
     assert not WeeklyRoundup.objects.get(pk=roundup.pk).is_published
+
+
+# -- the page cache --------------------------------------------------------------------------
+
+WEEKS_FEED = "/en/feeds/infra/weeks.atom"
+# Pages that print nothing of the week's roundup.
+UNRELATED = ["/en/infra/2026-10-26/", "/en/infra/week/2026-W45/", "/en/papers/w0-0/", "/en/"]
+
+
+def _kept(client, urls: list[str]) -> list[str]:
+    """Those of ``urls`` the page cache still answers (each warmed first)."""
+    return [url for url in urls if client.get(url)["Cache-Status"] == HIT]
+
+
+def _warm(client, urls: list[str]) -> None:
+    for url in urls:
+        client.get(url)
+    assert _kept(client, urls) == urls
+
+
+def test_the_week_page_records_its_week_its_dailies_and_every_paper_of_them(db, anonymous):
+    made = _week()
+    keys = set(anonymous.get(WEEK)["Surrogate-Key"].split())
+    papers = {f"paper:{e.paper_id}" for d in made["published"] for e in d.entries.all()}
+    dailies = {f"daily:{d.pk}" for d in made["published"]}
+    assert {"week:infra:2026-W44", "track:infra", *dailies, *papers} <= keys
+    assert f"daily:{made['draft'][0].pk}" not in keys
+
+
+def test_a_published_roundup_edit_retires_the_week_page_and_feed_and_nothing_else(
+    db, anonymous, editor
+):
+    _week()
+    roundup = _drafted()
+    services.roundup_publish(roundup=roundup, user=editor)
+    _warm(anonymous, [WEEK, "/zh/infra/week/2026-W44/", WEEKS_FEED, *UNRELATED])
+    services.roundup_edit(
+        roundup=roundup, user=editor, intro_en="A corrected intro.", intro_zh=roundup.intro_zh
+    )
+    assert _kept(anonymous, [WEEK, "/zh/infra/week/2026-W44/", WEEKS_FEED]) == []
+    assert _kept(anonymous, UNRELATED) == UNRELATED
+    assert "A corrected intro." in anonymous.get(WEEK).content.decode()
+
+
+def test_publishing_and_unpublishing_the_intro_retire_the_week_page(db, anonymous, editor):
+    _week()
+    roundup = _drafted()
+    _warm(anonymous, [WEEK, *UNRELATED])
+    services.roundup_publish(roundup=roundup, user=editor)
+    assert _kept(anonymous, [WEEK, *UNRELATED]) == UNRELATED
+    assert 'class="intro"' in anonymous.get(WEEK).content.decode()
+    services.roundup_unpublish(roundup=roundup, user=editor)
+    assert 'class="intro"' not in anonymous.get(WEEK).content.decode()
+
+
+def test_a_draft_roundup_edit_retires_nothing(db, anonymous, contributor):
+    _week()
+    roundup = _drafted()
+    _warm(anonymous, [WEEK, WEEKS_FEED, *UNRELATED])
+    services.roundup_edit(roundup=roundup, user=contributor, intro_en="Draft.", intro_zh="")
+    assert _kept(anonymous, [WEEK, WEEKS_FEED, *UNRELATED]) == [WEEK, WEEKS_FEED, *UNRELATED]
+
+
+def test_a_daily_published_in_the_week_retires_its_week_page(db, anonymous, editor):
+    made = _week()
+    _warm(anonymous, [WEEK, "/en/infra/week/2026-W45/"])
+    services.daily_publish(daily=made["draft"][0], user=editor)
+    assert _kept(anonymous, [WEEK]) == []
+    assert "secret-draft-paper" in anonymous.get(WEEK).content.decode()
+
+
+def test_deleting_a_published_roundup_takes_an_editor_and_retires_the_week_page(
+    db, anonymous, editor, contributor
+):
+    _week()
+    roundup = _drafted()
+    services.roundup_publish(roundup=roundup, user=editor)
+    with pytest.raises(PermissionDenied):
+        services.roundup_delete(roundup=roundup, user=contributor)
+    _warm(anonymous, [WEEK])
+    services.roundup_delete(roundup=roundup, user=editor)
+    assert 'class="intro"' not in anonymous.get(WEEK).content.decode()
+    assert AuditRecord.objects.filter(object_id=str(roundup.pk), action="delete").exists()
 
 
 # -- the feed --------------------------------------------------------------------------------
