@@ -20,9 +20,12 @@ from dailies.weekly import WEEK_TOP_SCORES
 from deepdives.models import ReferenceCode
 from deepdives.registry import PROGRAMS
 from digest_site.page_cache import HIT
+from papers.drafting.llm import VERSION as LLM_VERSION
+from papers.drafting.llm import LLMDrafter
 from papers.drafting.offline import OfflineDrafter
-from papers.models import Summary
+from papers.models import LLMRequest, Summary
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
+from tests.llm_server import completion, user_message
 
 # ISO week 2026-W44: Monday 26 October to Sunday 1 November.
 MONDAY = dt.date(2026, 10, 26)
@@ -150,6 +153,51 @@ def test_it_drafts_the_intro_from_the_published_week_only(db):
     assert roundup.intro_flags == []  # its counts are the week's, its names its entries'
     assert roundup.intro_drafter.startswith("offline")
     assert not roundup.is_published
+
+
+WEEK_EN = (
+    "This week's Infra roundup gathers 6 papers from 2 dailies, most of them about serving "
+    "under load. The editors' first pick is W0-0 from NVIDIA, then W2-0; 17 teams should "
+    "read W0-1 next, and everyone else can start with the picks."
+)
+WEEK_ZH = (
+    "本周基础设施周报汇集 2 期日报中的 6 篇论文，主线是高负载下的服务。编辑首选 NVIDIA 的 W0-0，"
+    "其次是 W2-0；做推理服务的团队接着读 W0-1，其他读者先看编辑精选即可。"
+)
+
+
+@pytest.fixture
+def llm(settings, llm_server):
+    """The LLM drafter against the recorded server, one language request at a time."""
+    settings.LLM_BASE_URL = llm_server.base_url
+    settings.LLM_API_KEY = "test-key"
+    settings.LLM_DRAFT_MODEL = "draft-model-1"
+    settings.LLM_DAILY_TOKEN_BUDGET = 0
+    settings.LLM_CONCURRENCY = 1
+    return llm_server
+
+
+def test_the_llm_drafts_each_language_of_the_weeks_intro_in_its_own_request(db, llm):
+    _week()
+    llm.script(completion({"en": WEEK_EN}), completion({"zh": WEEK_ZH}))
+    roundup = services.roundup_get_or_create(track=make_track(), week_start=MONDAY)
+    drafted, missing = roundup_intro_draft(roundup=roundup, drafter=LLMDrafter.from_settings())
+    assert drafted == ["en", "zh"], missing
+    en, zh = llm.bodies()
+    for body, language in ((en, "en"), (zh, "zh")):
+        assert body["response_format"]["json_schema"]["schema"]["required"] == [language]
+        user = user_message(body)
+        assert user.startswith("Track: Infra") and "Week: 2026-W44 (a weekly roundup of 2" in user
+        assert "W0-0" in user and "secret" not in user.lower()
+    roundup = WeeklyRoundup.objects.get()
+    assert (roundup.intro_en, roundup.intro_zh) == (WEEK_EN, WEEK_ZH)
+    assert roundup.intro_en_provenance == roundup.intro_zh_provenance == "machine"
+    assert roundup.intro_drafter == f"llm {LLM_VERSION} draft-model-1"
+    # The week's counts (6 papers, 2 dailies) are grounded; 17 is no number of the week.
+    assert [(f["language"], f["kind"], f["text"]) for f in roundup.intro_flags] == [
+        ("en", "number", "17")
+    ]
+    assert LLMRequest.objects.filter(purpose="draft_intro").count() == 2
 
 
 def test_the_page_shows_no_intro_until_an_editor_publishes_it(db, anonymous, editor):
