@@ -3,14 +3,14 @@ paper's page (what Google Scholar and Zotero's "Embedded Metadata" translator re
 record, and the COinS span (OpenURL ContextObject) lists print beside each paper.
 
 Each reads only the paper's own fields and its venue (``select_related`` by the callers);
-links come through ``paper_links``, so every URL is a public http(s) one.
+links are the paper's ``paper_links`` (the digest template tags', which call these), given
+by the caller, so every URL is a public http(s) one.
 """
 
 from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from dailies.templatetags.digest import paper_links
 from papers.models import Paper
 
 # Venue statuses under which the paper is (to be) in the venue's proceedings; "submitted to"
@@ -35,11 +35,11 @@ def cited_venue(paper: Paper) -> str:
     return paper.venue.full_name or str(paper.venue)
 
 
-def _urls(paper: Paper) -> dict[str, str]:
-    return {link["kind"]: link["url"] for link in paper_links(paper)}
+def _urls(links: list[dict]) -> dict[str, str]:
+    return {link["kind"]: link["url"] for link in links}
 
 
-def citation_meta(paper: Paper) -> list[tuple[str, str]]:
+def citation_meta(paper: Paper, links: list[dict]) -> list[tuple[str, str]]:
     """The Highwire Press tags as (name, content) pairs, one ``citation_author`` an author,
     in the order Google Scholar's inclusion guidelines list them."""
     tags = [("citation_title", paper.title)]
@@ -55,7 +55,7 @@ def citation_meta(paper: Paper) -> list[tuple[str, str]]:
         tags.append(("citation_arxiv_id", paper.arxiv_id))
     if paper.doi:
         tags.append(("citation_doi", paper.doi))
-    urls = _urls(paper)
+    urls = _urls(links)
     if urls.get("abs"):
         tags.append(("citation_abstract_html_url", urls["abs"]))
     if urls.get("pdf"):
@@ -76,7 +76,7 @@ def _ris_line(tag: str, value: str) -> str:
     return f"{tag}  - {' '.join(str(value).split())}"
 
 
-def ris(paper: Paper) -> str:
+def ris(paper: Paper, links: list[dict]) -> str:
     """The paper as one RIS record (CRLF line ends, as the format's readers expect)."""
     lines = [_ris_line("TY", _ris_type(paper)), _ris_line("TI", paper.title)]
     lines += [_ris_line("AU", name) for name in _authors(paper)]
@@ -96,7 +96,7 @@ def ris(paper: Paper) -> str:
         lines.append(_ris_line("AN", f"arXiv:{paper.arxiv_id}"))
     if paper.doi:
         lines.append(_ris_line("DO", paper.doi))
-    urls = _urls(paper)
+    urls = _urls(links)
     if urls.get("abs"):
         lines.append(_ris_line("UR", urls["abs"]))
     if urls.get("pdf"):
@@ -107,7 +107,7 @@ def ris(paper: Paper) -> str:
     return "\r\n".join(lines) + "\r\n"
 
 
-def coins(paper: Paper) -> str:
+def coins(paper: Paper, links: list[dict]) -> str:
     """The ``title`` of a COinS span (``<span class="Z3988" title="…">``): an OpenURL 1.0
     ContextObject in KEV form, a conference paper as a proceeding, else a preprint."""
     venue = cited_venue(paper)
@@ -134,7 +134,7 @@ def coins(paper: Paper) -> str:
         fields.append(("rft_id", f"info:arxiv/{paper.arxiv_id}"))
     if paper.doi:
         fields.append(("rft_id", f"info:doi/{paper.doi}"))
-    abs_url = _urls(paper).get("abs")
+    abs_url = _urls(links).get("abs")
     if abs_url:
         fields.append(("rft_id", abs_url))
     return urlencode(fields)

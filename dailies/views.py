@@ -16,7 +16,7 @@ from dailies import selectors, weekly
 from dailies.citation import ris
 from dailies.extensions import related_papers
 from dailies.models import DailyStats
-from dailies.templatetags.digest import bibtex
+from dailies.templatetags.digest import bibtex, paper_links
 from digest_site.context_processors import THEME_COOKIE, THEMES
 from digest_site.page_cache import tag
 from digest_site.visibility import may_preview
@@ -186,7 +186,7 @@ def paper_ris(request: HttpRequest, slug: str) -> HttpResponse:
     """The paper's RIS record as a file (Zotero, EndNote, Mendeley import it)."""
     paper = _cited_paper(request, slug)
     return _download(
-        ris(paper),
+        ris(paper, paper_links(paper)),
         content_type="application/x-research-info-systems; charset=utf-8",
         filename=f"{paper.slug}.ris",
     )

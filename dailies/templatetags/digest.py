@@ -13,6 +13,7 @@ from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext, gettext_lazy, ngettext
 
+from dailies import citation
 from dailies.models import IMPORT_SCORER
 from papers.author_names import author_name_slug
 from papers.languages import Language, localized
@@ -379,17 +380,13 @@ def bibtex(paper: Paper, links: list[dict] | None = None) -> str:
 @register.simple_tag
 def citation_meta(paper: Paper) -> list[tuple[str, str]]:
     """The paper's Highwire ``citation_*`` tags (``dailies.citation``)."""
-    from dailies.citation import citation_meta as tags  # it imports paper_links from here
-
-    return tags(paper)
+    return citation.citation_meta(paper, paper_links(paper))
 
 
 @register.simple_tag
 def coins(paper: Paper) -> str:
     """The title of the paper's COinS span (``dailies.citation``)."""
-    from dailies.citation import coins as context_object
-
-    return context_object(paper)
+    return citation.coins(paper, paper_links(paper))
 
 
 @register.simple_tag
