@@ -74,6 +74,8 @@ def test_it_lists_the_weeks_published_dailies_picks_first(db, anonymous, lang):
     assert "secret-draft-paper" not in html
     assert "2026-10-30" not in html
     assert "next-week-paper" not in html
+    # An organisation's name links to its lab page, as on the daily.
+    assert f'href="/{lang}/labs/nvidia/">NVIDIA</a>' in html
 
 
 def test_it_lists_the_highest_scores_in_order_within_their_bound(db, anonymous):
