@@ -1,0 +1,30 @@
+"""The topics' reads (the home page's chips, the topic index, the API): topics with
+published papers and their counts."""
+
+from __future__ import annotations
+
+from django.db.models import Count, QuerySet
+
+from dailies.models import DailyEntry
+from papers.models import Topic
+
+
+def topics_with_papers() -> QuerySet[Topic]:
+    """Topics that have published papers, the most papers first, each with ``n`` (lazy).
+
+    Only the topic links of papers in published entries are joined and counted (a link is
+    unique per paper and topic, so each counts one paper): counting every link and testing
+    each against the published papers reads the links of every ingested candidate, ten
+    times the published papers over a year.
+    """
+    published = DailyEntry.objects.published().values("paper_id")
+    return (
+        Topic.objects.filter(papers__in=published)
+        .annotate(n=Count("papers"))
+        .order_by("-n", "name_en")
+    )
+
+
+def published_topics() -> list[Topic]:
+    """``topics_with_papers()`` as a list (one query)."""
+    return list(topics_with_papers())
