@@ -28,7 +28,7 @@ from dailies.models import Daily, DailyEntry, DailyStatus, WeeklyRoundup
 from dailies.record import daily_pin
 from digest_site import invalidation
 from digest_site.visibility import EDITOR_PERMISSION, may_change_public
-from papers.drafting.service import summary_confirm, summary_write
+from papers.drafting.edits import summary_confirm, summary_write
 from papers.languages import LANGUAGE_CODES, Language
 from papers.models import Summary
 from papers.scoring.service import latest_scores

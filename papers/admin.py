@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 from digest_site.visibility import may_change, may_change_public
 from papers.authors import author_merge, paper_authors_sync
-from papers.drafting.service import (
+from papers.drafting.edits import (
     summary_confirm,
     summary_delete,
     summary_edit,

@@ -142,7 +142,7 @@ def test_publish_daily_refuses_unreviewed_machine_drafts_then_publishes(
     """Issue 38: 7 machine drafts went out marked "not yet reviewed". The offline day has
     Chinese (a card per entry, an intro), and a track requiring review (the default)
     publishes only once an editor has reviewed every machine-drafted summary."""
-    from papers.drafting.service import summary_confirm
+    from papers.drafting.edits import summary_confirm
 
     day = drafted_daily.date.isoformat()
     assert drafted_daily.track.require_review

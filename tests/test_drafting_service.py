@@ -12,6 +12,7 @@ import time_machine
 from django.urls import reverse
 
 from papers.drafting.base import DraftingStopped, LanguageDraft, PaperDraft, Usage
+from papers.drafting.edits import summary_confirm, summary_edit, summary_restore_version
 from papers.drafting.offline import OfflineDrafter
 from papers.drafting.service import (
     EDITOR_WROTE,
@@ -20,9 +21,6 @@ from papers.drafting.service import (
     known_names,
     paper_draft,
     paper_input,
-    summary_confirm,
-    summary_edit,
-    summary_restore_version,
 )
 from papers.models import (
     DraftRun,

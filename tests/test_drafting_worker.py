@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from dailies.models import Daily
 from dailies.tasks import assemble_daily
-from papers.drafting.service import glossary_seed, summary_confirm
+from papers.drafting.edits import summary_confirm
+from papers.drafting.service import glossary_seed
 from papers.models import Paper, Source, Summary, SummaryFlag
 from papers.tasks import ingest_source_task, score_pending_papers
 from tests.arxiv_docs import Entry, api_page

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from papers.drafting.service import paper_draft, summary_flags_confirm
+from papers.drafting.edits import summary_flags_confirm
+from papers.drafting.service import paper_draft
 from papers.models import SummaryFlag
 from tests.factories import make_candidate
 from tests.test_drafting_service import WrittenDrafter, _en, _form
@@ -53,7 +54,7 @@ def test_a_confirmed_flag_stays_confirmed_when_the_text_is_checked_again(editor)
     flag = summary.flags.get(text="9.9×")
     summary_flags_confirm(summary=summary, flag_ids=[flag.pk], user=editor)
 
-    from papers.drafting.service import summary_edit
+    from papers.drafting.edits import summary_edit
 
     summary_edit(summary=summary, user=editor, headline="HiLO: another headline")
     assert _resolutions(summary) == {"9.9×": "confirmed", "7.7×": ""}

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from dailies.models import Daily
 from dailies.services import daily_unpublish
-from papers.drafting.service import summary_edit
+from papers.drafting.edits import summary_edit
 from tests.factories import make_daily, make_paper
 
 DAILY = "/en/infra/2026-10-28/"

@@ -17,7 +17,7 @@ from deepdives import services as deepdive_services
 from deepdives.demo import demo_load_deep_dives
 from digest_site import cache_tags, page_cache
 from digest_site.page_cache import LocalPages, Ready
-from papers.drafting.service import summary_edit
+from papers.drafting.edits import summary_edit
 from papers.models import Topic
 from tests.factories import make_daily, make_paper
 

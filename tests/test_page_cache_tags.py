@@ -17,7 +17,7 @@ from django.test import Client, RequestFactory
 from dailies.models import Daily
 from dailies.services import EntryChanges, daily_publish, daily_unpublish, daily_update
 from digest_site.page_cache import HIT, PageCacheMiddleware
-from papers.drafting.service import summary_edit
+from papers.drafting.edits import summary_edit
 from papers.models import Topic, Track
 from papers.services import public_content_save
 from tests.factories import make_daily, make_paper

@@ -17,7 +17,7 @@ from django.utils import timezone
 from dailies.models import Daily
 from dailies.services import daily_accept_untranslated, daily_schedule
 from dailies.tasks import assemble_daily, publish_due_dailies
-from papers.drafting.service import summary_confirm
+from papers.drafting.edits import summary_confirm
 from papers.models import IngestRun, Paper, Source, Track
 from papers.tasks import ingest_source_task, score_pending_papers
 from tests.arxiv_docs import Entry, api_page

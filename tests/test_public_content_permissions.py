@@ -14,7 +14,7 @@ from django.urls import reverse
 from audit.models import AuditRecord
 from dailies.models import Daily
 from deepdives.models import ReferenceCode
-from papers.drafting.service import summary_edit
+from papers.drafting.edits import summary_edit
 from papers.models import GlossaryTerm, Organization, Paper, Summary, Topic, Track, Venue
 from tests.admin_forms import change_form_data
 from tests.factories import make_daily, make_paper, make_track

@@ -13,7 +13,7 @@ from django.utils import timezone
 from dailies import services
 from dailies.checklist import daily_publishing_blockers
 from dailies.models import Daily
-from papers.drafting.service import summary_confirm
+from papers.drafting.edits import summary_confirm
 from papers.models import Summary, SummaryFlag
 from tests.factories import make_daily, make_paper
 
