@@ -1,8 +1,4 @@
-"""Grounding checks: a machine draft, in English or Chinese, may state no number,
-organisation, venue or glossary rendering that its source does not support.
-
-Pure Python, no database: the drafting service calls ``check_draft`` for every text it stores
-and keeps what it returns as flags for an editor to fix or confirm.
+"""Numbers: every number a draft states must occur in its source.
 
 How numbers are compared (the rules the tests pin):
 
@@ -38,40 +34,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from papers.drafting.base import GlossaryEntry, PaperInput
-
-__all__ = [
-    "FLAG_KINDS",
-    "GroundingFlag",
-    "NumberMention",
-    "check_draft",
-    "check_glossary",
-    "check_intro",
-    "glossary_term_pattern",
-    "check_names",
-    "check_numbers",
-    "extract_numbers",
-]
-
-LANGUAGES = ("en", "zh")
-FLAG_KINDS = ("number", "organization", "venue", "glossary")
-NAME_KINDS = ("organization", "venue")
-# The longest quoted span a detail sentence repeats; keeps every detail well under the
-# 300 characters a stored flag's detail holds.
-QUOTE_MAX_CHARS = 60
-
-
-@dataclass(frozen=True)
-class GroundingFlag:
-    kind: str  # "number" | "organization" | "venue" | "glossary"
-    text: str  # the offending span as it appears in the draft
-    start: int  # offsets into the checked text
-    end: int
-    detail: str  # one sentence for the editor
+from papers.drafting.grounding.text import (
+    GroundingFlag,
+    check_language,
+    lowercased,
+    normalise,
+    quote,
+    word_hits,
+)
 
 
 @dataclass(frozen=True)
@@ -81,36 +55,6 @@ class NumberMention:
     end: int
     value: Decimal  # normalised magnitude: "1.2 万" → 12000, "8K" → 8000, "73.04%" → 73.04
     unit: str  # "x", "%", "pp", "pt", "" (plain), "ms", "s", "gb", "tok", "bit", "date", …
-
-
-# --- text normalisation --------------------------------------------------------------------
-# Character for character (offsets stay valid): full-width ASCII to ASCII (except the
-# full-width comma, which is Chinese punctuation, not a thousands separator), dashes and the
-# minus sign to "-", odd spaces to " ".
-_TRANSLATE = {i: i - 0xFEE0 for i in range(0xFF01, 0xFF5F) if i != 0xFF0C}
-_TRANSLATE.update(
-    {
-        0x2212: "-",
-        0x2010: "-",
-        0x2011: "-",
-        0x2012: "-",
-        0x2013: "-",
-        0x00A0: " ",
-        0x2009: " ",
-        0x202F: " ",
-        0x3000: " ",
-        0x2019: "'",
-    }
-)
-
-
-_TRANSLATE_LOWER = {**_TRANSLATE, **{i: i + 32 for i in range(0x41, 0x5B)}}
-for _wide in range(0xFF21, 0xFF3B):  # full-width capitals
-    _TRANSLATE_LOWER[_wide] = _wide - 0xFEE0 + 32
-
-
-def _normalise(text: str) -> str:
-    return text.translate(_TRANSLATE)
 
 
 # TeX in abstracts: "30\\%", "$3.2\\times$", "1.8 $\\times$". Replaced in place, padded to the
@@ -125,32 +69,6 @@ def _detex(norm: str) -> str:
         return norm
     norm = _TEX_PERCENT_RE.sub(" %", norm)
     return _TEX_TIMES_RE.sub(lambda m: "×" + _TEX_PAD * (len(m[0]) - 1), norm)
-
-
-def _lowered(text: str) -> str:
-    """``_normalise`` with ASCII letters in lower case; same length, so offsets hold."""
-    return text.translate(_TRANSLATE_LOWER)
-
-
-_LOWER_WORD_RE = re.compile(r"[a-z0-9]+")
-
-
-@functools.lru_cache(maxsize=1024)
-def _word_re(word: str) -> re.Pattern:
-    # the word first, then the boundary behind it: a literal start lets the search skip ahead
-    word = re.escape(word)
-    return re.compile(rf"{word}(?<![a-z0-9]{word})(?![a-z0-9])")
-
-
-def _word_hits(lowered: str, vocabulary: frozenset[str] | dict) -> list[tuple[int, int, str]]:
-    """Where the words of ``vocabulary`` occur in ``lowered``, in order: one set operation
-    over the text's words, then a search for the few that occur."""
-    present = vocabulary & set(_LOWER_WORD_RE.findall(lowered)) if vocabulary else ()
-    hits = [
-        (m.start(), m.end(), word) for word in present for m in _word_re(word).finditer(lowered)
-    ]
-    hits.sort()
-    return hits
 
 
 # --- vocabularies ----------------------------------------------------------------------------
@@ -305,9 +223,7 @@ _CN_MEASURE_UNITS = {
     "位": "bit",
     "比特": "bit",
 }
-
 # --- regular expressions (compiled once) ---------------------------------------------------
-_ALNUM = "A-Za-z0-9"
 _TOKEN_CHARS_TEXT = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
 _URL_RE = re.compile(r"https?://\S+|www\.\S+")
 _LETTER_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
@@ -491,7 +407,7 @@ def _scan(text: str, *, for_source: bool) -> tuple[list[_Found], list[_Identifie
     (an arXiv id, a date, a version, a name such as H100) or else as a number. Regular
     expressions that start with a lookbehind scan a text one position at a time, so the
     passes over the whole text start with a literal or a character class."""
-    norm = _detex(_normalise(text))
+    norm = _detex(normalise(text))
     spans = _Spans(len(text))
     found: list[_Found] = []
     identifiers: list[_Identifier] = []
@@ -690,7 +606,7 @@ def _widen_range_start(first: _Found, second: _Found) -> _Found:
 def _scan_words(text, norm, spans, found, *, for_source) -> None:
     """English number words (nine, twenty-five, two hundred), multipliers (twice, twofold,
     doubled), half, and for the source also ordinals and "both"/"single"/"none"."""
-    tokens = _word_hits(_lowered(norm), _INTERESTING_WORDS)
+    tokens = word_hits(lowercased(norm), _INTERESTING_WORDS)
 
     def add(start, end, value, unit, quantum=1, checkable=True):
         if checkable or for_source:
@@ -814,15 +730,10 @@ def _scan_chinese(text, norm, spans, found, *, for_source) -> None:
 
 
 # --- numbers: the public functions ---------------------------------------------------------
-def _check_language(language: str) -> None:
-    if language not in LANGUAGES:
-        raise ValueError(f"language must be one of {', '.join(LANGUAGES)}, not {language!r}")
-
-
 def extract_numbers(text: str, *, language: str) -> list[NumberMention]:
     """The numbers of ``text`` that a grounding check compares, in order of appearance.
     Names with digits (H100, Llama-3-8B), ordinals and idiomatic "one" are not among them."""
-    _check_language(language)
+    check_language(language)
     found, _ = _scan(text, for_source=False)
     return [f.mention for f in found if f.checkable]
 
@@ -893,7 +804,7 @@ def _metrics(text: str, found: list[_Found]) -> list[str | None]:
     result: list[str | None] = [None] * len(found)
     if not any(f.mention.unit in METRIC_UNITS for f in found):
         return result
-    lowered = _lowered(text)
+    lowered = lowercased(text)
     hits = [(m.start(), m.end(), _METRIC_OF[m[0]]) for m in _METRIC_RE.finditer(lowered)]
     if not hits:
         return result
@@ -933,7 +844,7 @@ def _source_index(source: str) -> _SourceIndex:
     by_value: dict[Decimal, list[_Found]] = {}
     for f in found:
         by_value.setdefault(f.mention.value, []).append(f)
-    return _SourceIndex(by_value, _normalise(source).casefold())
+    return _SourceIndex(by_value, normalise(source).casefold())
 
 
 def _units_compatible(draft: str, source: str) -> bool:
@@ -979,13 +890,6 @@ def _display(value: Decimal, unit: str, quantum: Decimal) -> str:
     return text + _UNIT_DISPLAY.get(unit, f" {unit}")
 
 
-def _quote(text: str) -> str:
-    text = " ".join(text.split())
-    if len(text) > QUOTE_MAX_CHARS:
-        text = text[: QUOTE_MAX_CHARS - 1] + "…"
-    return f"“{text}”"
-
-
 def _number_flag(
     found: _Found, index: _SourceIndex, metric: str | None = None
 ) -> GroundingFlag | None:
@@ -1005,22 +909,22 @@ def _number_flag(
                 return None
     if other_metric is not None:
         detail = (
-            f"{_quote(mention.text)} is given for {metric} here, but the source gives it for "
+            f"{quote(mention.text)} is given for {metric} here, but the source gives it for "
             f"{other_metric.metric} (another metric)."
         )
         return GroundingFlag("number", mention.text, mention.start, mention.end, detail)
     shown = _display(mention.value, mention.unit, found.quantum)
-    said = _quote(mention.text)
+    said = quote(mention.text)
     if " ".join(mention.text.split()) != shown:
         said += f" ({shown})"
     if coarser is not None and coarser.mention.text:
         detail = (
-            f"{said} is more precise than the source, which says {_quote(coarser.mention.text)}."
+            f"{said} is more precise than the source, which says {quote(coarser.mention.text)}."
         )
     elif same_value_other_unit is not None and same_value_other_unit.mention.text:
         detail = (
             f"{said} does not occur in the source, which has "
-            f"{_quote(same_value_other_unit.mention.text)}, a different quantity."
+            f"{quote(same_value_other_unit.mention.text)}, a different quantity."
         )
     else:
         detail = f"{said} does not occur in the source."
@@ -1043,7 +947,7 @@ def _identifier_grounded(identifier: _Identifier, index: _SourceIndex) -> bool:
 def check_numbers(draft: str, source: str, *, language: str) -> list[GroundingFlag]:
     """A flag for every number (and every name with digits, such as H100) of ``draft`` that
     ``source`` does not state, up to formatting. See the module docstring for the rules."""
-    _check_language(language)
+    check_language(language)
     index = _source_index(source)
     found, identifiers = _scan(draft, for_source=False)
     flags = [
@@ -1059,398 +963,9 @@ def check_numbers(draft: str, source: str, *, language: str) -> list[GroundingFl
                     identifier.text,
                     identifier.start,
                     identifier.end,
-                    f"{_quote(identifier.text)} does not occur in the source "
+                    f"{quote(identifier.text)} does not occur in the source "
                     "(names with digits are checked as whole tokens).",
                 )
             )
     flags.sort(key=lambda flag: flag.start)
-    return flags
-
-
-# --- names ---------------------------------------------------------------------------------
-_YEAR_TAIL_RE = re.compile(r"^(?P<base>.*?\S)\s*(?:'(?P<y2>\d{2})|(?P<y4>(?:19|20)\d{2}))$")
-_YEAR_AFTER = r"(?:\s*'(?P<y2>\d{2})(?![0-9])|\s*(?P<y4>(?:19|20)\d{2})(?![0-9]))?"
-_ALNUM_WORD_RE = re.compile(r"[A-Za-z0-9]+")
-
-
-def _clean_name(name: str) -> str:
-    return " ".join(_normalise(name).split())
-
-
-def _split_year(name: str) -> tuple[str, int | None]:
-    m = _YEAR_TAIL_RE.match(name)
-    if not m:
-        return name, None
-    year = int(m["y4"]) if m["y4"] else 2000 + int(m["y2"])
-    return m["base"], year
-
-
-def _is_match_of(written: str, name: str) -> bool:
-    """Case-insensitive, except where that would read ordinary words as names: a short
-    all-capitals acronym (FAST, ATC, AMD) matches only in capitals, and no capitalised name
-    matches a word written all in lower case ("fast", "bing")."""
-    letters = [c for c in name if c.isascii() and c.isalpha()]
-    if letters and len(letters) <= 4 and all(c.isupper() for c in letters):
-        return written == name
-    return not (written.islower() and not name.islower() and name.isascii())
-
-
-@dataclass(frozen=True)
-class _NameHit:
-    start: int
-    name_end: int
-    end: int  # after the year, when one follows
-    base: str
-    year: int | None
-
-
-class _NameMatcher:
-    """Finds a vocabulary of names in a text. Latin names are looked up by their first word
-    (one pass over the text's words, whatever the vocabulary's size); others (微软) by
-    substring."""
-
-    def __init__(self, bases: tuple[str, ...], with_year: bool) -> None:
-        year = _YEAR_AFTER if with_year else ""
-        self.by_first_word: dict[str, list[tuple[str, re.Pattern]]] = {}
-        self.others: list[tuple[str, re.Pattern]] = []
-        for base in sorted(bases, key=len, reverse=True):
-            body = r"\s+".join(re.escape(part) for part in base.split(" "))
-            if base[-1].isascii() and base[-1].isalnum():
-                body += rf"(?![{_ALNUM}])"
-            first = _ALNUM_WORD_RE.match(base)
-            if first and base[0].isascii():
-                pattern = re.compile(rf"(?P<name>{body}){year}", re.I)
-                self.by_first_word.setdefault(first[0].casefold(), []).append((base, pattern))
-            else:
-                self.others.append((base, re.compile(rf"(?P<name>{body}){year}", re.I)))
-        self.first_words = frozenset(self.by_first_word)
-
-    def hits(self, text: str) -> list[_NameHit]:
-        norm = _normalise(text)
-        candidates: list[_NameHit] = []
-        for start, _, word in _word_hits(_lowered(norm), self.first_words):
-            for base, pattern in self.by_first_word[word]:
-                m = pattern.match(norm, start)
-                if m and _is_match_of(" ".join(m["name"].split()), base):
-                    candidates.append(self._hit(m, base))
-                    break
-        folded = norm.casefold() if self.others else ""
-        for base, pattern in self.others:
-            # a substring test first: most texts name none of these (微软 in English prose)
-            if base.split(" ", 1)[0].casefold() not in folded:
-                continue
-            for m in pattern.finditer(norm):
-                if m.start() and base[0].isascii() and norm[m.start() - 1].isalnum():
-                    continue
-                candidates.append(self._hit(m, base))
-        candidates.sort(key=lambda h: (h.start, -h.name_end))
-        hits: list[_NameHit] = []
-        for hit in candidates:  # the longest name at each place, none overlapping
-            if not hits or hit.start >= hits[-1].name_end:
-                hits.append(hit)
-        return hits
-
-    @staticmethod
-    def _hit(m: re.Match, base: str) -> _NameHit:
-        groups = m.groupdict()
-        year = None
-        if groups.get("y4"):
-            year = int(groups["y4"])
-        elif groups.get("y2"):
-            year = 2000 + int(groups["y2"])
-        return _NameHit(m.start(), m.end("name"), m.end(), base, year)
-
-
-@functools.lru_cache(maxsize=64)
-def _name_matcher(bases: tuple[str, ...], with_year: bool) -> _NameMatcher:
-    return _NameMatcher(bases, with_year)
-
-
-@functools.lru_cache(maxsize=256)
-def _vocabulary(
-    kind: str, paper_names: tuple[str, ...], known_names: tuple[str, ...]
-) -> tuple[_NameMatcher, dict[str, frozenset[int]], str]:
-    """The matcher over every name, the paper's own names (casefolded base → its years) and
-    how the paper's names read in a detail sentence."""
-    venue = kind == "venue"
-    paper_years: dict[str, set[int]] = {}
-    written: list[str] = []
-    bases: dict[str, str] = {}
-    for raw in paper_names:
-        name = _clean_name(raw)
-        if not name:
-            continue
-        base, year = _split_year(name) if venue else (name, None)
-        paper_years.setdefault(base.casefold(), set())
-        if year is not None:
-            paper_years[base.casefold()].add(year)
-        written.append(name)
-        bases.setdefault(base.casefold(), base)
-    for raw in known_names:
-        name = _clean_name(raw)
-        if name:
-            base = _split_year(name)[0] if venue else name
-            bases.setdefault(base.casefold(), base)
-    matcher = _name_matcher(tuple(sorted(bases.values())), venue)
-    years = {key: frozenset(value) for key, value in paper_years.items()}
-    return matcher, years, ", ".join(dict.fromkeys(written[:3])) or "none recorded"
-
-
-def check_names(
-    draft: str, *, kind: str, paper_names: Iterable[str], known_names: Iterable[str]
-) -> list[GroundingFlag]:
-    """A flag for every name the site knows (``known_names``: organisations or venues, with
-    their aliases) that ``draft`` mentions but that is not one of ``paper_names``; for venues,
-    also for the paper's venue given with another year ("NSDI 2026" for NSDI 2027).
-
-    Latin names match as whole words, case-insensitively (but see ``_is_match_of``); others
-    (微软) as plain substrings. Of overlapping names the longest counts, so the paper's
-    "Microsoft Research" is not read as a bare "Microsoft"."""
-    if kind not in NAME_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(NAME_KINDS)}, not {kind!r}")
-    matcher, paper_years, own = _vocabulary(kind, tuple(paper_names), tuple(known_names))
-    noun = "organisations" if kind == "organization" else "venue"
-    flags: list[GroundingFlag] = []
-    for hit in matcher.hits(draft):
-        years = paper_years.get(hit.base.casefold())
-        if years is None:
-            written = draft[hit.start : hit.name_end]
-            detail = f"{_quote(written)} is not one of the paper's {noun} ({_quote(own)[1:-1]})."
-            flags.append(GroundingFlag(kind, written, hit.start, hit.name_end, detail))
-        elif hit.year is not None and years and hit.year not in years:
-            written = draft[hit.start : hit.end]
-            expected = " or ".join(f"{hit.base} {y}" for y in sorted(years))
-            detail = f"{_quote(written)} gives another year than the paper's {expected}."
-            flags.append(GroundingFlag(kind, written, hit.start, hit.end, detail))
-    return flags
-
-
-# --- glossary ------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=512)
-def glossary_term_pattern(term: str) -> re.Pattern:
-    """An English term in running text: any case, hyphen or space between words, plural."""
-    words = [re.escape(w) for w in re.split(r"[\s-]+", term.strip()) if w]
-    body = r"[\s-]+".join(words)
-    if words and words[-1][-1:].isalpha():
-        body += r"(?:s|es)?"
-    return re.compile(rf"(?<![{_ALNUM}]){body}(?![{_ALNUM}])", re.I)
-
-
-def _rendering_spans(text: str, rendering: str) -> list[tuple[int, int]]:
-    if rendering.isascii():
-        return [(m.start(), m.end()) for m in glossary_term_pattern(rendering).finditer(text)]
-    return [(m.start(), m.end()) for m in re.finditer(re.escape(rendering), text)]
-
-
-def check_glossary(
-    zh_draft: str, *, glossary: Iterable[GlossaryEntry], en_text: str = ""
-) -> list[GroundingFlag]:
-    """A flag for every rendering a glossary entry lists as wrong (``avoid``) found in
-    ``zh_draft``, for the entries whose English term ``en_text`` uses (every entry when
-    ``en_text`` is empty). An avoided string inside an accepted rendering of any entry (内存 in
-    主机内存) is not a rendering of its own. A draft that does not name a concept is fine."""
-    entries = list(glossary)
-    norm_draft = _normalise(zh_draft)
-    norm_en = _normalise(en_text)
-    applies = [not en_text or bool(glossary_term_pattern(e.en).search(norm_en)) for e in entries]
-    flags: list[GroundingFlag] = []
-    for entry, applied in zip(entries, applies, strict=True):
-        if not applied:
-            continue
-        for avoided in entry.avoid:
-            if not avoided.strip():
-                continue
-            covered: list[tuple[int, int]] = []
-            for other, other_applies in zip(entries, applies, strict=True):
-                for accepted in other.zh:
-                    if accepted == avoided and (other is entry or not other_applies):
-                        continue
-                    if avoided in accepted or accepted == avoided:
-                        covered.extend(_rendering_spans(norm_draft, accepted))
-            for start, end in _rendering_spans(norm_draft, _normalise(avoided)):
-                if any(s <= start and end <= e for s, e in covered):
-                    continue
-                preferred = " or ".join(f"“{z}”" for z in entry.zh[:2]) or "its accepted form"
-                detail = (
-                    f"{_quote(zh_draft[start:end])} renders {_quote(entry.en)} otherwise; "
-                    f"the glossary writes {preferred}."
-                )
-                flags.append(GroundingFlag("glossary", zh_draft[start:end], start, end, detail))
-    # of overlapping avoided renderings (GPU 内存, 内存) the longest speaks
-    flags.sort(key=lambda flag: (flag.start, -flag.end))
-    kept: list[GroundingFlag] = []
-    for flag in flags:
-        if not any(k.start <= flag.start and flag.end <= k.end for k in kept):
-            kept.append(flag)
-    return kept
-
-
-# --- the whole draft -----------------------------------------------------------------------
-# Organisations a draft may name although the site's table lacks them (a new day's papers
-# come from anywhere): each group is one organisation's names. Checked like the table's: a
-# name the paper's affiliations and source do not give is flagged. Names that are also
-# ordinary words (Meta, Apple, 字节) are left out.
-COMMON_ORGANIZATIONS: tuple[tuple[str, ...], ...] = (
-    ("Alibaba", "Alibaba Group", "Alibaba Cloud", "Qwen Team", "阿里巴巴", "阿里云", "阿里"),
-    ("Google", "Google DeepMind", "Google Research", "DeepMind", "谷歌"),
-    ("Microsoft", "Microsoft Research", "微软", "微软研究院"),
-    ("Meta AI", "Meta Platforms", "Facebook"),
-    ("ByteDance", "ByteDance Seed", "Volcano Engine", "字节跳动", "火山引擎"),
-    ("Tencent", "腾讯"),
-    ("Baidu", "百度"),
-    ("Huawei", "华为"),
-    ("NVIDIA", "Nvidia", "英伟达"),
-    ("Intel", "英特尔"),
-    ("Amazon", "AWS", "Amazon Web Services", "亚马逊"),
-    ("DeepSeek", "DeepSeek-AI", "深度求索"),
-    ("Moonshot AI", "月之暗面"),
-    ("Ant Group", "蚂蚁集团"),
-    ("Kuaishou", "快手"),
-    ("Meituan", "美团"),
-    ("JD.com", "京东"),
-    ("Xiaomi", "小米"),
-    ("OpenAI",),
-    ("Anthropic",),
-    ("IBM",),
-    ("Samsung", "三星"),
-    ("Tsinghua University", "Tsinghua", "清华大学", "清华"),
-    ("Peking University", "北京大学", "北大"),
-    ("Shanghai Jiao Tong University", "上海交通大学", "上海交大"),
-    ("Zhejiang University", "浙江大学", "浙大"),
-    ("Chinese Academy of Sciences", "中国科学院", "中科院"),
-    ("Stanford University", "Stanford", "斯坦福"),
-    ("UC Berkeley", "Berkeley", "伯克利"),
-    ("Carnegie Mellon University", "CMU", "卡内基梅隆"),
-    ("MIT", "麻省理工"),
-)
-
-
-def _hashable_groups(known: Iterable[str | Sequence[str]]) -> tuple[tuple[str, ...], ...]:
-    return tuple((item,) if isinstance(item, str) else tuple(item) for item in known)
-
-
-@functools.lru_cache(maxsize=512)
-def _paper_vocabulary(
-    kind: str, own: tuple[str, ...], known: tuple[tuple[str, ...], ...], source: str
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The paper's names and every known name, flat. A known item may be one name or one
-    organisation's (venue's) names together — label, full name, Chinese name, aliases: when
-    any of a group's names is the paper's, the whole group is the paper's, so an alias of the
-    paper's own organisation is fine however the caller lists it. The known names that the
-    source itself mentions (with their years) count as the paper's too."""
-    groups = [tuple(n for n in group if n and n.strip()) for group in known]
-    known_flat = tuple(n for group in groups for n in group)
-    own_names = [n for n in own if n and n.strip()]
-    matcher, _, _ = _vocabulary(kind, (), known_flat)
-    for hit in matcher.hits(source):
-        own_names.append(f"{hit.base} {hit.year}" if hit.year else hit.base)
-    own_keys = {_clean_name(n).casefold() for n in own_names}
-    if kind == "venue":
-        own_keys |= {_split_year(_clean_name(n))[0].casefold() for n in own_names}
-    for names in groups:
-        if {_clean_name(n).casefold() for n in names} & own_keys:
-            own_names.extend(names)
-    return tuple(own_names), known_flat
-
-
-def check_draft(
-    text: str,
-    *,
-    language: str,
-    paper: PaperInput,
-    known_organizations: Iterable[str | Sequence[str]] = (),
-    known_venues: Iterable[str | Sequence[str]] = (),
-) -> list[GroundingFlag]:
-    """Every grounding flag of one draft text (a summary, headline, takeaway or headline
-    number) against ``paper``, in order of position.
-
-    The source is the paper's title, abstract and comments, with its venue, short name and
-    canonical id (trusted metadata) for numbers. ``known_organizations``/``known_venues`` may
-    list names, or groups of one organisation's names (label, name, Chinese name, aliases). A
-    known organisation or venue the source itself names is fine ("DeepSeek's Engram" when the
-    abstract says so): what is flagged is a name the source lacks. Chinese drafts are also
-    checked against the paper's glossary, for the terms its English source uses."""
-    _check_language(language)
-    source = paper.source_text
-    metadata = "\n".join(p for p in (paper.venue, paper.short_name, paper.canonical_id) if p)
-    flags = check_numbers(text, f"{source}\n{metadata}", language=language)
-    for kind, own, known in (
-        ("organization", paper.organizations, (*known_organizations, *COMMON_ORGANIZATIONS)),
-        ("venue", (paper.venue,) if paper.venue else (), known_venues),
-    ):
-        own_names, known_flat = _paper_vocabulary(kind, tuple(own), _hashable_groups(known), source)
-        if own_names or known_flat:
-            flags += check_names(text, kind=kind, paper_names=own_names, known_names=known_flat)
-    if language == "zh" and paper.glossary:
-        flags += check_glossary(text, glossary=paper.glossary, en_text=source)
-    flags.sort(key=lambda flag: (flag.start, flag.end))
-    return flags
-
-
-# --- an intro ------------------------------------------------------------------------------
-# "谷歌的 PrefixRoute", "Google's PrefixRoute": the organisation credited with the next name;
-# "PrefixRoute, from Google", "PrefixRoute 由谷歌": with the name before.
-_CREDITS_NEXT_RE = re.compile(r"\s*(?:'s|’s|的)\s*")
-_CREDITS_PREVIOUS_RE = re.compile(
-    r"\s*[,，(（]?\s*(?:(?:developed |built |proposed )?(?:by|from|at)|来自|出自|由)?\s*"
-)
-
-
-def check_intro(
-    text: str,
-    *,
-    language: str,
-    entries: Sequence[PaperInput],
-    known_organizations: Iterable[str | Sequence[str]] = (),
-) -> list[GroundingFlag]:
-    """A flag for every organisation an intro names that is not one of the day's entries';
-    one credited with an entry's system ("谷歌的 PrefixRoute") must be that entry's."""
-    _check_language(language)
-    known = _hashable_groups((*known_organizations, *COMMON_ORGANIZATIONS))
-    owners: list[tuple[str, frozenset[str], str]] = []  # short name, own names, shown
-    for entry in entries:
-        own, known_flat = _paper_vocabulary(
-            "organization", entry.organizations, known, entry.source_text
-        )
-        keys = frozenset(_clean_name(n).casefold() for n in own)
-        owners.append((entry.short_name, keys, ", ".join(entry.organizations) or "none recorded"))
-    all_keys = frozenset().union(*(keys for _, keys, _ in owners))
-    matcher, _, _ = _vocabulary("organization", (), tuple(n for g in known for n in g))
-    named = sorted(
-        (m.start(), m.end(), i)
-        for i, (short, _, _) in enumerate(owners)
-        if short
-        for m in re.finditer(rf"(?<![{_ALNUM}]){re.escape(short)}(?![{_ALNUM}])", text)
-    )
-    flags: list[GroundingFlag] = []
-    for hit in matcher.hits(text):
-        written = text[hit.start : hit.name_end]
-        key = hit.base.casefold()
-        credited = next(
-            (
-                i
-                for s, _, i in named
-                if s >= hit.name_end and _CREDITS_NEXT_RE.fullmatch(text, hit.name_end, s)
-            ),
-            None,
-        )
-        if credited is None:
-            credited = next(
-                (
-                    i
-                    for _, e, i in reversed(named)
-                    if e <= hit.start and _CREDITS_PREVIOUS_RE.fullmatch(text, e, hit.start)
-                ),
-                None,
-            )
-        if credited is not None:
-            short, keys, shown = owners[credited]
-            if key not in keys:
-                detail = f"{_quote(written)} is not an organisation of {short} ({shown})."
-                flags.append(
-                    GroundingFlag("organization", written, hit.start, hit.name_end, detail)
-                )
-        elif key not in all_keys:
-            detail = f"{_quote(written)} is not an organisation of any of the day's entries."
-            flags.append(GroundingFlag("organization", written, hit.start, hit.name_end, detail))
     return flags
