@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The Django templates, indented by djhtml (`make format`; `make lint` checks them).
+TEMPLATES = $(shell find . -path ./.venv -prune -o -path ./node_modules -prune -o -name '*.html' -path '*templates*' -print)
 # The site's own links (canonical, hreflang, confirmation mail) follow them unless SITE_URL is set.
 export HOST PORT
 
@@ -43,9 +45,11 @@ test-fast: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/djhtml --check $(TEMPLATES)
 	$(BIN)/lint-imports
 
 format: install
+	$(BIN)/djhtml $(TEMPLATES)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
