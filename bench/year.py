@@ -69,6 +69,7 @@ from django.utils import timezone  # noqa: E402
 
 from dailies.models import Daily, DailyEntry, iso_week_label  # noqa: E402
 from dailies.paging import Key  # noqa: E402
+from dailies.record import daily_pin  # noqa: E402
 from dailies.selectors import index_papers, topics_with_papers  # noqa: E402
 from dailies.weekly import week_monday  # noqa: E402
 from digest_site.cache_tags import retire_everything  # noqa: E402
@@ -257,7 +258,7 @@ def generate_year(rng: random.Random) -> dict[str, int]:
             dailies.append(
                 (daily_id, track.pk, day, "published", None, now, f"Intro of {day}.",
                  f"{day} 导语。", "editor", "editor", "", None, "[]", CANDIDATES, assembled,
-                 False, None, None, now, now)
+                 False, None, None, None, None, now, now)
             )  # fmt: skip
             best = sorted(day_papers, key=lambda p: (-p[1], p[0]))[:PER_DAILY]
             for position, (pk, total) in enumerate(best, start=1):
@@ -300,8 +301,8 @@ def generate_year(rng: random.Random) -> dict[str, int]:
         ["id", "track_id", "date", "status", "publish_at", "published_at", "intro_en",
          "intro_zh", "intro_en_provenance", "intro_zh_provenance", "intro_drafter",
          "intro_drafted_at", "intro_flags", "candidates_scored", "assembled_at",
-         "edited_by_editor", "english_only_by_id", "english_only_at", "created_at",
-         "updated_at"],
+         "edited_by_editor", "english_only_by_id", "english_only_at", "pinned_min_score",
+         "pinned_at", "created_at", "updated_at"],
     )  # fmt: skip
     _copy(
         DailyEntry,
@@ -310,6 +311,10 @@ def generate_year(rng: random.Random) -> dict[str, int]:
          "accepted_untranslated"],
     )  # fmt: skip
     _reset_sequences(Paper, Score, Summary, Daily, DailyEntry)
+    # Published, so pinned as publishing pins them (dailies.record): their pages read the pins.
+    generated = [row[0] for row in dailies]
+    for daily in Daily.objects.filter(pk__in=generated).select_related("track"):
+        daily_pin(daily=daily, now=now)
     return {
         "dailies": len(dailies),
         "entries": len(entries),
