@@ -23,12 +23,13 @@ EMBED_PER_RUN = 300
 # are 154 MB a worker). Past it the newest embeddings are left out and a line is logged.
 MAX_VECTOR_INDEX = 200_000
 
-# Hybrid search: reciprocal rank fusion of the first FUSE_DEPTH lexical hits with the
-# VECTOR_HITS nearest papers whose cosine similarity to the query is at least
-# MIN_SIMILARITY (multilingual-e5 scores unrelated texts 0.7-0.8 and a paper in the other
-# language about 0.8: the floor only drops what is plainly unrelated).
+# Hybrid search: each script's papers (Latin, Han) fused apart by reciprocal rank fusion of
+# the first FUSE_DEPTH lexical hits with the VECTOR_HITS nearest papers of that script whose
+# cosine similarity to the query is at least MIN_SIMILARITY (multilingual-e5 scores
+# unrelated texts 0.7-0.8 and a paper in the other language about 0.8: the floor only drops
+# what is plainly unrelated), then taken in turn by rank.
 FUSE_DEPTH = 100
-VECTOR_HITS = 30
+VECTOR_HITS = 15
 MIN_SIMILARITY = 0.7
 RRF_K = 60
 # A lexical ranking that matched only some of the query's words, or a corrected spelling,

@@ -171,12 +171,12 @@ def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -
     )
 
 
-def _semantic_hits(query: str, filters: Filters) -> list[Hit] | None:
-    """The published papers nearest to the query's meaning, or None (logged) when the model
-    or the vector index cannot answer."""
+def _semantic_hits(query: str, filters: Filters) -> dict[str, list[Hit]] | None:
+    """The published papers nearest to the query's meaning, each script's apart, or None
+    (logged) when the model or the vector index cannot answer."""
     try:
         vector = embed_query(query)
-        return vectors.current().nearest(
+        return vectors.current().nearest_by_script(
             vector, limit=VECTOR_HITS, min_similarity=MIN_SIMILARITY, filters=filters
         )
     except ModelUnavailable as e:
@@ -202,16 +202,43 @@ def rrf(*rankings: Sequence[Hit], weights: Sequence[float] = ()) -> list[Hit]:
     return [Hit(pk, scores[pk], by_meaning=pk not in by_words) for pk in order]
 
 
+def fuse_by_script(
+    words: Sequence[Hit],
+    meaning: dict[str, list[Hit]],
+    *,
+    scripts: dict[int, str],
+    query_script: str,
+    weight: float = 1.0,
+) -> list[Hit]:
+    """Each script's papers fused apart (``rrf`` of their lexical hits, weighed ``weight``,
+    and their nearest by meaning), then taken in turn by rank (``vectors.interleave``).
+
+    A query's words match text in its own script only, as the model scores a text in the
+    query's language higher: fused together, a Chinese query's Chinese papers would carry
+    both signals and the English paper it describes one, and push it off the page. Ranked
+    apart, each script's best comes first, and exact names still win within their script
+    (and across: a paper with both signals scores more at its rank). ``scripts`` is the
+    script of the papers embedded; a lexical hit not embedded counts as the query's."""
+    lexical: dict[str, list[Hit]] = {script: [] for script in meaning}
+    for hit in words:
+        lexical.setdefault(scripts.get(hit.paper_id, query_script), []).append(hit)
+    fused = [
+        rrf(lexical[script], meaning.get(script, []), weights=(weight, 1.0)) for script in lexical
+    ]
+    return vectors.interleave(fused)
+
+
 @dataclass
 class HybridResults(SearchResults):
     """The lexical results fused with the semantic hits: the first FUSE_DEPTH lexical hits
-    and the semantic ones ranked together by ``rrf``, then the rest of the lexical hits in
-    their order. The count is the lexical count plus the semantic hits not among the fused
-    lexical ones (a semantic hit further down the lexical ranking is counted twice and shown
-    once: at most VECTOR_HITS fewer on the last page)."""
+    and the semantic ones ranked together (``fuse_by_script``), then the rest of the lexical
+    hits in their order. The count is the lexical count plus the semantic hits not among
+    the fused lexical ones (a semantic hit further down the lexical ranking is counted twice
+    and shown once: at most VECTOR_HITS a script fewer on the last page)."""
 
     lexical: SearchResults | None = None
-    semantic: list[Hit] = field(default_factory=list)
+    # The nearest papers by meaning, by script (``VectorBackend.nearest_by_script``).
+    semantic: dict[str, list[Hit]] = field(default_factory=dict)
     _fused: list[Hit] | None = None
 
     def fused(self) -> list[Hit]:
@@ -219,7 +246,13 @@ class HybridResults(SearchResults):
             words = self.lexical[0:FUSE_DEPTH] if self.lexical else []
             # Papers with only some of the words (or a corrected spelling) are a guess.
             weight = RELAXED_WEIGHT if (self.relaxed or self.corrected) else 1.0
-            self._fused = rrf(words, self.semantic, weights=(weight, 1.0))
+            self._fused = fuse_by_script(
+                words,
+                self.semantic,
+                scripts=vectors.current().scripts_of([h.paper_id for h in words]),
+                query_script=vectors.text_script(self.query),
+                weight=weight,
+            )
         return self._fused
 
     def _count(self) -> int:

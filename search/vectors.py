@@ -208,6 +208,18 @@ class VectorBackend(Protocol):
         exclude: Sequence[int] = (),
     ) -> list[Hit]: ...
 
+    def nearest_by_script(
+        self,
+        vector: np.ndarray,
+        *,
+        limit: int,
+        min_similarity: float = -1.0,
+        filters: Filters | None = None,
+        exclude: Sequence[int] = (),
+    ) -> dict[str, list[Hit]]: ...
+
+    def scripts_of(self, paper_ids: Sequence[int]) -> dict[int, str]: ...
+
     def vectors_of(self, paper_ids: Sequence[int]) -> dict[int, np.ndarray]: ...
 
 
@@ -313,6 +325,23 @@ class InProcessVectors:
         filters: Filters | None = None,
         exclude: Sequence[int] = (),
     ) -> list[Hit]:
+        # The model scores a text in the query's language higher than the same meaning in
+        # the other: each script's papers are ranked apart, then taken in turn by rank.
+        by_script = self.nearest_by_script(
+            vector, limit=limit, min_similarity=min_similarity, filters=filters, exclude=exclude
+        )
+        return interleave(by_script.values())[:limit]
+
+    def nearest_by_script(
+        self,
+        vector: np.ndarray,
+        *,
+        limit: int,
+        min_similarity: float = -1.0,
+        filters: Filters | None = None,
+        exclude: Sequence[int] = (),
+    ) -> dict[str, list[Hit]]:
+        """The ``limit`` nearest papers of each script ("latn", "hani"), best first."""
         import numpy as np
 
         ids, matrix, han = self._arrays()
@@ -324,15 +353,27 @@ class InProcessVectors:
             scores = matrix @ vector
         want = limit + len(exclude)
         skip = set(exclude)
-        # The model scores a text in the query's language higher than the same meaning in
-        # the other: each script's papers are ranked apart, then taken in turn by rank.
-        ranked = []
-        for group in (np.flatnonzero(~han), np.flatnonzero(han)):
+        ranked: dict[str, list[Hit]] = {}
+        for script, group in (("latn", np.flatnonzero(~han)), ("hani", np.flatnonzero(han))):
             top = group[_top(scores[group], want)]
             kept = [i for i in top if scores[i] >= min_similarity and int(ids[i]) not in skip]
-            ranked += [(rank, -float(scores[i]), int(i)) for rank, i in enumerate(kept)]
-        ranked.sort()
-        return [Hit(int(ids[i]), -neg, by_meaning=True) for _, neg, i in ranked[:limit]]
+            ranked[script] = [Hit(int(ids[i]), float(scores[i]), by_meaning=True) for i in kept]
+            del ranked[script][limit:]
+        return ranked
+
+    def scripts_of(self, paper_ids: Sequence[int]) -> dict[int, str]:
+        """The script of those of ``paper_ids`` in the index ("latn" or "hani"; no query)."""
+        import numpy as np
+
+        ids, _, han = self._arrays()
+        wanted = np.asarray(list(paper_ids), dtype=np.int64)
+        at = np.clip(np.searchsorted(ids, wanted), 0, max(len(ids) - 1, 0))
+        found = (ids[at] == wanted) if len(ids) else np.zeros(len(wanted), bool)
+        return {
+            int(pk): ("hani" if han[i] else "latn")
+            for pk, i, ok in zip(wanted, at, found, strict=True)
+            if ok
+        }
 
     def vectors_of(self, paper_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored vectors (current model) of ``paper_ids``, published or not (one
@@ -340,6 +381,21 @@ class InProcessVectors:
         rows = PaperEmbedding.objects.filter(paper_id__in=list(paper_ids), model=model_id())
         ids, matrix, _ = _read_vectors(rows.values_list("paper_id", "vector", "script"))
         return {int(pk): matrix[i] for i, pk in enumerate(ids)}
+
+
+def interleave(rankings: Iterable[Sequence[Hit]]) -> list[Hit]:
+    """Several rankings taken in turn by rank: every first, then every second…; hits of
+    the same rank by score, best first. A paper already taken is not taken again."""
+    rankings = [list(r) for r in rankings]
+    out: list[Hit] = []
+    seen: set[int] = set()
+    for rank in range(max((len(r) for r in rankings), default=0)):
+        tier = sorted((r[rank] for r in rankings if rank < len(r)), key=lambda h: -h.score)
+        for hit in tier:
+            if hit.paper_id not in seen:
+                seen.add(hit.paper_id)
+                out.append(hit)
+    return out
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:

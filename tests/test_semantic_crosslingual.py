@@ -27,7 +27,7 @@ from tests.factories import make_daily, make_paper, make_track
 
 DATA = Path(__file__).resolve().parent / "data"
 ON_PAGE = 10
-HYBRID_AT_LEAST = {"zh→en": 0.6, "en→zh": 0.9}
+HYBRID_AT_LEAST = {"zh→en": 0.9, "en→zh": 0.9}
 
 
 def _load() -> tuple[list[dict], list[dict], list[dict]]:
@@ -73,7 +73,9 @@ def corpus(django_db_setup, django_db_blocker):
                 vectors.embeddings_refresh(paper_ids=ids[start : start + EMBED_PER_RUN])
             vectors.generation_bump()
             en_targets = [(q["query"], first_of[q["target"]]) for q in zh_queries]
-            yield {"zh→en": en_targets, "en→zh": zh_targets}
+            # A paper's short name ("KiteRoute: …") as the query: the paper it names.
+            names = [(title.split(":", 1)[0], pk) for title, pk in first_of.items() if ":" in title]
+            yield {"zh→en": en_targets, "en→zh": zh_targets, "names": names}
         finally:
             transaction.set_rollback(True)
             atomic.__exit__(None, None, None)
@@ -122,9 +124,21 @@ def test_it_finds_the_paper_in_the_other_language_in_the_first_ten(
             f"\n{direction} ({len(pairs)} queries) hits@10: lexical {lexical:.2f}, "
             f"vector {vector:.2f}, hybrid {hybrid:.2f}"
         )
-    # Measured: zh→en lexical 0.06, vector 0.97, hybrid 0.62; en→zh 0.03, 1.00, 0.91. The
-    # issue's 0.9 for hybrid is met English→Chinese only: a Chinese query's words match
-    # Chinese papers lexically, and the fusion lets them in ahead of the English target.
+    # Measured (each script's papers fused apart, then interleaved): zh→en lexical 0.06,
+    # vector 0.97, hybrid 0.94; en→zh 0.03, 1.00, 1.00 (fused together: 0.62 and 0.91).
     assert vector >= 0.95
     assert hybrid >= HYBRID_AT_LEAST[direction]
     assert hybrid > lexical
+
+
+def test_an_exact_name_ranks_its_paper_first(corpus, semantic):
+    names = corpus["names"]
+    assert len(names) >= 30
+    missed = [(name, _hybrid(name)[:3]) for name, pk in names if _hybrid(name)[:1] != [pk]]
+    assert missed == []
+
+
+def test_a_model_number_ranks_a_paper_that_names_it_first(corpus, semantic):
+    first = search("H100")[0:1]
+    assert first and not first[0].by_meaning
+    assert first[0].paper_id == _lexical("H100")[0]
