@@ -286,11 +286,15 @@ class InProcessVectors:
 
         rows = _indexed_embeddings()
         ids = np.fromiter(
-            rows.order_by("paper_id").values_list("paper_id", flat=True)[:MAX_VECTOR_INDEX],
+            rows.order_by("paper_id").values_list("paper_id", flat=True)[: MAX_VECTOR_INDEX + 1],
             dtype=np.int64,
         )
-        if len(ids) == MAX_VECTOR_INDEX:
-            log.warning("vector index full: %d papers (MAX_VECTOR_INDEX)", MAX_VECTOR_INDEX)
+        if len(ids) > MAX_VECTOR_INDEX:
+            ids = ids[:MAX_VECTOR_INDEX]
+            log.warning(
+                "vector index full: %d papers (MAX_VECTOR_INDEX), the newest left out",
+                MAX_VECTOR_INDEX,
+            )
         newest = rows.order_by("-embedded_at").values_list("embedded_at", flat=True).first()
         old_ids, old_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
         old_han = np.empty(0, bool)

