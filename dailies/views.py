@@ -134,8 +134,10 @@ def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("no such paper")
     language = get_language()
     related = related_papers(paper, language=language)
-    # Which papers are related changes as papers are published (``dailies``).
-    tag(request, f"paper:{paper.pk}", "dailies", *(f"paper:{other.pk}" for other in related))
+    # Which papers are related changes as papers are published (``dailies``) and as they
+    # are embedded (``related``).
+    tag(request, f"paper:{paper.pk}", "dailies", "related")
+    tag(request, *(f"paper:{other.pk}" for other in related))
     tag(request, *(f"daily:{entry.daily_id}" for entry in paper.published_entries))
     return render(
         request,

@@ -19,6 +19,8 @@ The tags the pages record (``page_cache.tag``):
   and their counts), ``deepdives``, ``programs``: the shared lists;
 - ``index``: the coarse tag of the paper index, search, the search feed and the API's
   lists, which print any paper (precise tags would cost more than they save);
+- ``related``: a paper page's related papers, which any other paper's new embedding may
+  change (as coarse, for the same reason);
 - ``untagged``: a page whose view recorded nothing, retired by every change.
 
 Models are looked up by label (``apps.get_model``) so that the apps low in the stack
@@ -139,6 +141,16 @@ def daily_listing_changed(obj: Model) -> None:
 
 def papers_changed(ids: Iterable[int]) -> None:
     retire(papers(ids))
+
+
+def embeddings_changed(paper_ids: Iterable[int]) -> None:
+    """New embeddings of ``paper_ids``: if any of them is in the search index (published),
+    what is found by meaning moved: search and "more like this" (``index``) and the
+    related papers of every paper page (``related``). An unpublished paper's embedding (a
+    desk candidate's) changes nothing readers see."""
+    SearchDocument = _model("search.SearchDocument")
+    if SearchDocument.objects.filter(paper_id__in=list(paper_ids)).exists():
+        retire({"index", "related"})
 
 
 def search_index_changed() -> None:

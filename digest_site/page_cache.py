@@ -114,7 +114,7 @@ _API = ("lang", "format")
 # override, the canonical link's ``page``), by path; ``{lang}`` is a language prefix. The first
 # pattern that matches the whole path counts; a path none matches reads none.
 PAGE_PARAMETERS = (
-    (r"/{lang}/papers/", (*_SEARCH, "exact", "page", "after", "before")),
+    (r"/{lang}/papers/", (*_SEARCH, "exact", "like", "page", "after", "before")),
     (r"/{lang}/topics/[^/]+/", ("page", "after", "before")),
     (r"/{lang}/feeds/search\.atom", _SEARCH),
     (r"/{lang}/[^/]+/", ("page",)),  # a track's archive

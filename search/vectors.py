@@ -33,6 +33,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from digest_site import invalidation
 from papers.models import Paper, Summary
 from search.backends.base import Filters, Hit, appearances, tagged_paper_ids
 from search.embedding import DIMENSIONS, embed_passages, model_id
@@ -129,6 +130,7 @@ def embeddings_refresh(*, paper_ids: Iterable[int]) -> dict[str, int]:
             update_fields=["model", "digest", "script", "vector", "embedded_at"],
         )
         transaction.on_commit(generation_bump)
+        invalidation.embeddings_changed(pk for pk, _, _ in todo)
     return {"embedded": len(todo), "unchanged": len(unchanged)}
 
 

@@ -23,6 +23,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from dailies.models import Daily
+from digest_site.page_cache import HIT
 from papers.models import Paper
 from search import embedding, limits, vectors
 from search.embedding import DIMENSIONS, embed_passages, embed_query, model_id
@@ -335,3 +336,31 @@ def test_the_index_holds_at_most_its_bound(neighbours, monkeypatch, caplog):
     assert extra.pk not in ids  # the newest left out
     assert any("vector index full: 3 papers" in r.getMessage() for r in caplog.records)
 
+
+# The page cache ------------------------------------------------------------------------------
+
+
+def _kept(client, urls: list[str]) -> list[str]:
+    """Those of ``urls`` the page cache still answers."""
+    return [url for url in urls if client.get(url)["Cache-Status"] == HIT]
+
+
+def test_new_embeddings_retire_what_is_found_by_meaning(neighbours, anonymous):
+    by_meaning = [
+        "/en/papers/?q=storage+tier",
+        "/en/papers/?like=a-paper",
+        "/en/papers/a-paper/",
+        "/en/papers/far-paper/",
+    ]
+    other = ["/en/infra/2026-10-28/", "/en/topics/"]
+    for url in by_meaning + other:
+        anonymous.get(url)
+    assert _kept(anonymous, by_meaning + other) == by_meaning + other
+    candidate = make_paper("candidate", title="Unpublished CXL memory pooling", en=None, zh=None)
+    assert vectors.embeddings_refresh(paper_ids=[candidate.pk])["embedded"] == 1
+    assert _kept(anonymous, by_meaning + other) == by_meaning + other  # nothing readers see
+    assert vectors.embeddings_refresh(paper_ids=[neighbours["b"].pk])["embedded"] == 1
+    assert _kept(anonymous, by_meaning) == []
+    assert _kept(anonymous, other) == other
+    assert vectors.embeddings_refresh(paper_ids=[neighbours["b"].pk])["embedded"] == 0
+    assert _kept(anonymous, by_meaning + other) == by_meaning + other
