@@ -26,6 +26,16 @@ the scratch database for a closer look (drop ``bench_search`` by hand afterwards
 then kept; ``BENCH_DB_NAME`` names it). Each figure is the second of two passes over the mix
 (the first warms the caches); ``BENCH_COLD=1`` measures the first pass instead. The service's
 slowest queries are named after its figures.
+
+Semantic search (issue 36) is measured in the same run: the embedding model's throughput on
+a small sample of the corpus's papers through the real path (``embeddings_refresh``; the
+whole corpus would take the model about half a second a paper), then synthetic unit vectors
+for every paper (stored as the indexing task stores them, 30% of them Chinese-script), the
+in-process index's build (a process's first load) and an incremental reload, its memory,
+and the service with vectors on: each query's first run (its vector made by the model) and
+its repeat (the vector cached), against the lexical service measured before the vectors
+were loaded and again after (``BENCH_VECTORS=0`` skips all this). The vectors being random,
+the figures are of cost, not of quality (tests/test_semantic_crosslingual.py measures that).
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ django.setup()
 
 import numpy as np  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.core.cache import cache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
@@ -56,17 +67,23 @@ from django.utils import timezone  # noqa: E402
 
 from dailies.models import Daily, DailyEntry  # noqa: E402
 from papers.models import Organization, Paper, Summary, Topic, Track  # noqa: E402
-from search import backends, text  # noqa: E402
+from search import backends, embedding, service, text, vectors  # noqa: E402
 from search.backends import postgres, sqlite  # noqa: E402
 from search.backends.ranking import FIELD_CLASSES  # noqa: E402
 from search.index import HEAD, search_index_refresh  # noqa: E402
-from search.models import SearchDocument, SearchTerm  # noqa: E402
+from search.models import PaperEmbedding, SearchDocument, SearchTerm  # noqa: E402
 from search.service import search  # noqa: E402
 
 N = int(os.environ.get("BENCH_SEARCH_N", "100000"))
 PER_DAILY = 10
 TRACKS = 5
 REAL_PATH_SAMPLE = 500
+EMBED_SAMPLE = 16  # bench papers embedded by the model through the real path (a batch)
+# Real titles and abstracts (the cross-lingual test's English papers) embedded as passages:
+# the bench's text is random words, which cut into far more tokens than prose does.
+REAL_TEXTS = ROOT / "tests" / "data" / "infra_cut_labelled.toml"
+REAL_SAMPLE = 48
+HAN_SHARE = 0.3  # synthetic vectors marked Chinese-script
 SEED = 20261028
 
 EN_STOP = ["the", "of", "and", "a", "to", "in", "is", "for", "that", "we", "on"]
@@ -508,6 +525,141 @@ def build(corpus: Corpus, postgres: bool) -> None:
     print(f"real refresh path: {len(sample) / elapsed:,.0f} papers/s ({len(sample)} papers)")
 
 
+def p95(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)]
+
+
+def measure_lexical(runs: list[str]) -> list[float]:
+    """The lexical service (vectors off), a warm pass then the measured one."""
+    settings.SEARCH_VECTORS = False
+    timed(run_service, runs)
+    return timed(run_service, runs)
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def store_synthetic_vectors(rng: np.random.Generator) -> float:
+    """A random unit vector for every paper without an embedding of the current model,
+    stored as the indexing task stores them; returns the seconds it took."""
+    started = time.perf_counter()
+    have = set(PaperEmbedding.objects.values_list("paper_id", flat=True))
+    ids = [pk for pk in Paper.objects.order_by("pk").values_list("pk", flat=True) if pk not in have]
+    # Embedded an hour ago, as most of an index is: a reload reads again only what is newer.
+    model, now = embedding.model_id(), timezone.now() - dt.timedelta(hours=1)
+    for start in range(0, len(ids), 5000):
+        chunk = ids[start : start + 5000]
+        matrix = rng.standard_normal((len(chunk), embedding.DIMENSIONS)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        han = rng.random(len(chunk)) < HAN_SHARE
+        with transaction.atomic():
+            PaperEmbedding.objects.bulk_create(
+                PaperEmbedding(
+                    paper_id=pk, model=model, digest="synthetic",
+                    script="hani" if han[i] else "latn", vector=matrix[i].tobytes(),
+                    embedded_at=now,
+                )
+                for i, pk in enumerate(chunk)
+            )  # fmt: skip
+    return time.perf_counter() - started
+
+
+def measure_semantic(runs: list[str], lexical_before: list[float]) -> None:
+    """Embedding throughput, the index's build, reload and memory, and hybrid latency."""
+    settings.SEARCH_VECTORS = True
+    problem = embedding.model_problem()
+    if problem:
+        print(f"semantic search not measured: {problem}")
+        return
+    started = time.perf_counter()
+    embedding.MODEL.get()
+    print(f"embedding model loaded in {time.perf_counter() - started:.2f} s")
+    sample = list(
+        Paper.objects.exclude(embedding__isnull=False)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:EMBED_SAMPLE]
+    )
+    started = time.perf_counter()
+    done = vectors.embeddings_refresh(paper_ids=sample)["embedded"]
+    elapsed = time.perf_counter() - started
+    if done:  # none when a kept database is measured again (BENCH_REUSE_DB)
+        print(
+            f"embedding (real path, {done} bench papers, batches of {embedding.EMBED_BATCH},"
+            f" one thread): {done / elapsed:.2f} papers/s;"
+            f" {N:,} would take {N * elapsed / done / 3600:.1f} h"
+        )
+    import tomllib
+
+    with REAL_TEXTS.open("rb") as f:
+        texts = [f"{p['title']}\n{p['abstract']}" for p in tomllib.load(f)["paper"]]
+    texts = texts[:REAL_SAMPLE]
+    started = time.perf_counter()
+    embedding.embed_passages(texts)
+    elapsed = time.perf_counter() - started
+    chars = sum(min(len(t), embedding.MAX_PASSAGE_CHARS) for t in texts) / len(texts)
+    print(
+        f"embedding ({len(texts)} real titles and abstracts, {chars:.0f} characters on average):"
+        f" {len(texts) / elapsed:.2f} papers/s;"
+        f" {N:,} would take {N * elapsed / len(texts) / 3600:.1f} h"
+    )
+    stored = store_synthetic_vectors(np.random.default_rng(SEED + 2))
+    print(f"stored {N - done:,} synthetic vectors in {stored:.1f} s (the rest of the corpus)")
+
+    backend = vectors.current()
+    backend.clear()
+    vectors.generation_bump()
+    before = rss_mb()
+    started = time.perf_counter()
+    ids, matrix, han = backend._arrays()
+    build = time.perf_counter() - started
+    grown = rss_mb() - before
+    arrays = (ids.nbytes + matrix.nbytes + han.nbytes) / 2**20
+    print(
+        f"vector index build (a process's first load of {len(ids):,} vectors): {build:.2f} s;"
+        f" memory per worker {arrays:.0f} MB of arrays (resident set grew {grown:.0f} MB)"
+    )
+    changed = ids[:: max(1, len(ids) // 100)][:100].tolist()
+    PaperEmbedding.objects.filter(paper_id__in=changed).update(embedded_at=timezone.now())
+    vectors.generation_bump()
+    started = time.perf_counter()
+    backend._arrays()
+    reload = time.perf_counter() - started
+    print(f"incremental reload ({len(changed)} embeddings changed): {reload:.2f} s")
+
+    query = embedding.embed_query("KV cache offloading for long-context inference")
+    scan = timed(lambda q: backend.nearest_by_script(query, limit=15), ["scan"] * 50)
+    print(f"vector scan alone (nearest of each script, {len(ids):,} vectors): {percentiles(scan)}")
+
+    # First runs: each query's vector made by the model (nothing kept from the passes above).
+    embedding.forget_query_vectors()
+    cache.delete_many([embedding.query_key(q[: embedding.MAX_QUERY_CHARS]) for q in runs])
+    first = timed(run_service, runs)
+    repeat = timed(run_service, runs)
+    deeper = service.FUSE_DEPTH * 10 // 3
+    service.FUSE_DEPTH, depth = deeper, service.FUSE_DEPTH
+    repeat_deeper = timed(run_service, runs)
+    service.FUSE_DEPTH = depth
+    lexical_after = measure_lexical(runs)
+    lb, la = p95(lexical_before), p95(lexical_after)
+    print(f"lexical (vectors off), before the index was loaded: {percentiles(lexical_before)}")
+    print(f"lexical (vectors off), after:                       {percentiles(lexical_after)}")
+    print(f"hybrid, a query's first run (model embeds it):      {percentiles(first)}")
+    print(f"hybrid, the same query again (vector cached):       {percentiles(repeat)}")
+    print(
+        f"ratios: lexical p95 after/before {la / lb:.2f}; hybrid first p95 {p95(first):.1f} ms"
+        f" (target 60) = {p95(first) / lb:.1f}x lexical; repeated p95 {p95(repeat):.1f} ms"
+        f" (target 12) = {p95(repeat) / lb:.1f}x lexical"
+    )
+    print(
+        f"hybrid repeated, {deeper} lexical hits fused instead of {depth}:"
+        f" {percentiles(repeat_deeper)} ({p95(repeat_deeper) / p95(repeat):.2f}x at p95)"
+    )
+    print(f"{'':14s} slowest hybrid repeats: {slowest(runs, repeat)}")
+
+
 def reuse(name: str) -> str:
     """Point the connection at the kept scratch database ``name`` and migrate it."""
     old_name = connection.settings_dict["NAME"]
@@ -550,6 +702,9 @@ def main() -> int:
         if postgres:
             runners.append(("plain ts_rank", run_plain))
         print(f"on {connection.vendor}:")
+        semantic = os.environ.get("BENCH_VECTORS", "1") != "0"
+        if semantic:
+            lexical_before = measure_lexical(runs)
         for label, fn in runners:
             if not os.environ.get("BENCH_COLD"):
                 timed(fn, runs)  # a first pass warms the caches; the second is measured
@@ -557,6 +712,8 @@ def main() -> int:
             print(f"{label:14s} {len(runs)} queries: {percentiles(samples)}")
             if label == "service":
                 print(f"{'':14s} slowest: {slowest(runs, samples)}")
+        if semantic:
+            measure_semantic(runs, lexical_before)
         print(f"whole run {time.perf_counter() - began:.0f} s")
     finally:
         if reusing or os.environ.get("BENCH_KEEP_DB"):

@@ -166,7 +166,7 @@ def embed_query(text: str) -> np.ndarray:
     import numpy as np
 
     text = text[:MAX_QUERY_CHARS]
-    key = "search:qvec:" + hashlib.sha256(f"{model_id()}\n{text}".encode()).hexdigest()
+    key = query_key(text)
     with _kept_lock:
         raw = _kept.get(key)
         if raw is not None:
@@ -181,6 +181,11 @@ def embed_query(text: str) -> np.ndarray:
             while len(_kept) > QUERY_VECTORS_KEPT:
                 _kept.popitem(last=False)
     return np.frombuffer(raw, dtype=np.float32)
+
+
+def query_key(text: str) -> str:
+    """The shared cache's key of a query's vector (``text`` as cut), under the model's id."""
+    return "search:qvec:" + hashlib.sha256(f"{model_id()}\n{text}".encode()).hexdigest()
 
 
 def _cache_get(key: str) -> bytes | None:
