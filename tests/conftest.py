@@ -18,6 +18,17 @@ from django.db import connection, transaction
 from django.test import Client, TestCase
 from django.utils import translation
 
+# NumPy's BLAS on one thread, as the verifier runs the programs (deepdives.services
+# _minimal_env): one thread a core spins on the reference programs' small matrices and costs
+# several times the CPU, the more so beside a second xdist worker. The variables reach child
+# processes (the worker, manage.py) and a NumPy imported later; one already imported is set.
+for _blas_threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_blas_threads] = "1"
+if "numpy" in sys.modules:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+
 # PBKDF2 (the site's hasher) costs about half a second a user on CI's machine, and the suite
 # makes hundreds of staff users; what it checks is who may do what, not the hash.
 settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
