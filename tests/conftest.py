@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -246,6 +247,36 @@ def indexed_demo(request, _module_demo, db, django_capture_on_commit_callbacks):
         with django_capture_on_commit_callbacks(execute=True):
             return demo_load()
     return _module_demo
+
+
+def _programs_wanted(items: list[pytest.Item]) -> list[str]:
+    """The programs this session's tests read a run of: a reference module's own, or all of
+    them for a test outside tests/reference/ (the every-program check)."""
+    from deepdives import registry
+
+    wanted: set[str] = set()
+    for item in items:
+        if "program_runs" not in getattr(item, "fixturenames", ()):
+            continue
+        if REFERENCE_TESTS not in item.path.parents:
+            return list(registry.PROGRAMS)
+        wanted.add(item.path.stem.removeprefix("test_"))
+    return [name for name in registry.PROGRAMS if name in wanted]
+
+
+@pytest.fixture(scope="session")
+def program_runs(request) -> dict:
+    """Each registered reference program run once for the session as the verifier runs it
+    (``services.run_program``: a child process under its limits), side by side, one per core.
+
+    The every-program check and each program's module of tests read the same run; each used
+    to run again in-process for its module (issue 33)."""
+    from deepdives import registry, services
+
+    names = _programs_wanted(request.session.items)
+    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+        outcomes = pool.map(services.run_program, [registry.PROGRAMS[n] for n in names])
+        return dict(zip(names, outcomes, strict=True))
 
 
 @pytest.fixture

@@ -14,11 +14,6 @@ TINY_MODEL = bk.ModelConfig(d_model=32, d_kv=16, n_layers=4, q_per_kv=2, hidden_
 TINY_FIT = bk.FitConfig(group_size=2, n_calib=512, n_test=96, n_queries=16)
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return bk.run(seed=0)
-
-
 def _dataset(drift: float, seed: int = 0, **model_changes: int) -> bk.Dataset:
     return bk.make_dataset(replace(TINY_MODEL, drift=drift, **model_changes), TINY_FIT, seed)
 

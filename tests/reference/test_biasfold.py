@@ -14,11 +14,6 @@ SMALL = bf.SceneConfig(context=512, head_dim=32, compaction=16, n_ref=256, n_tes
 FOLD = bf.FoldConfig()
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return bf.run(seed=0)
-
-
 def _variants(
     seed: int = 0, cfg: bf.SceneConfig = SMALL, fold: bf.FoldConfig = FOLD
 ) -> bf.Variants:

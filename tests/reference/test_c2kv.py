@@ -15,11 +15,6 @@ TC = ck.TrainConfig()
 WORLD = ck.make_world(CFG, np.random.default_rng(0))
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return ck.run(seed=0)
-
-
 def _docs(n_docs: int, seed: int, n_tokens: int | None = None) -> ck.Docs:
     return ck.make_docs(n_docs, CFG, WORLD, np.random.default_rng(seed), n_tokens)
 

@@ -23,11 +23,6 @@ SMALL = replace(Workload(), n_train=4_000, n_test=4_000)
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
-    return coloc.run(seed=0)
-
-
-@pytest.fixture(scope="module")
 def small_scenario() -> coloc.Scenario:
     return coloc.build_scenario(1, SMALL)
 

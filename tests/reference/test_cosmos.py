@@ -25,11 +25,6 @@ from deepdives.reference.cosmos import (
 )
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return cosmos.run(seed=0)
-
-
 def unit_vector(rng: np.random.Generator, dim: int = 64) -> np.ndarray:
     v = rng.normal(size=dim)
     return v / np.linalg.norm(v)

@@ -16,11 +16,6 @@ PREFIX = eic.eic_prefix("m")
 COST = eic.CostModel()
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return eic.run(seed=0)
-
-
 def _tokens(n: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 50_000, n)
 

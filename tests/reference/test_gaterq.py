@@ -14,11 +14,6 @@ CFG = gq.EngramConfig()
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
-    return gq.run(seed=0)
-
-
-@pytest.fixture(scope="module")
 def small() -> tuple:
     """A short stream for the statistical checks."""
     cfg, wl = gq.EngramConfig(), replace(gq.WorkloadConfig(), eval_tokens=2048, calib_tokens=8192)

@@ -23,11 +23,6 @@ BUDGET = ControlConfig().rho_down * PoolConfig().capacity
 BASE_RATES = [p.base_rate for p in PRODUCTS]
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return hilo.run(seed=0)
-
-
 def weighted_quality(products, rates, plan) -> float:
     """Σ w·λ·admitted·q / Σ w·λ: the per-request weighted quality of a plan."""
     num = sum(

@@ -14,11 +14,6 @@ EPS = 1e-9
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
-    return ks.run(seed=0)
-
-
-@pytest.fixture(scope="module")
 def sources() -> tuple[ks.Source, ks.Source]:
     return ks.make_sources(np.random.default_rng(42))
 

@@ -13,11 +13,6 @@ from deepdives.reference import ling
 CFG, HW, PREC = ling.ModelConfig(), ling.Hardware(), ling.Precision()
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return ling.run(seed=0)
-
-
 # --- The assumed architecture --------------------------------------------------------------
 
 

@@ -13,11 +13,6 @@ TOPO = mv.build_topology()
 SPEC = mv.TelemetrySpec()
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return mv.run(seed=0)
-
-
 def alert(start: int, name: str, kind: str = "x", cause: str = "test") -> mv.Alert:
     return mv.Alert(start, TOPO.id(name), kind, mv.alert_weight(kind), cause)
 

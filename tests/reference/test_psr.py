@@ -18,11 +18,6 @@ HW = psr.Hardware()
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
-    return psr.run(seed=0)
-
-
-@pytest.fixture(scope="module")
 def small() -> tuple[psr.MoEModel, np.ndarray]:
     model = psr.make_model(SMALL_MODEL, np.random.default_rng(7))
     return model, psr.make_trace(SMALL_MODEL, SMALL_TRACE, np.random.default_rng(8))

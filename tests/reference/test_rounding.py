@@ -14,11 +14,6 @@ TINY = rl.ModelConfig(layers=3, d_model=64, heads=2, ffn=128, vocab=96)
 TINY_DATA = rl.DataConfig(batch=2, seq_len=16)
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return rl.run(seed=0)
-
-
 def _bench(seed: int = 0, cfg: rl.ModelConfig = TINY) -> rl.Bench:
     return rl.make_bench(cfg, TINY_DATA, seed)
 

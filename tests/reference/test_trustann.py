@@ -31,11 +31,6 @@ def resp(replica: int, ids: tuple[int, ...], domain: str | None, poisoned: bool 
     return Reply(replica, domain, tuple(ids), poisoned=poisoned)
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return trustann.run(seed=0)
-
-
 # --- the artifact's nine TrustBind tests, ported (spec property 1) ------------------------------
 
 

@@ -10,11 +10,6 @@ import pytest
 from deepdives.reference import wakman as wk
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return wk.run(seed=0)
-
-
 def _check_invariants(cache: wk.S3FIFOCache) -> None:
     s, m, g = set(cache.S), set(cache.M), set(cache.G)
     assert len(cache.S) + len(cache.M) <= cache.capacity

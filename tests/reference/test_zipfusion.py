@@ -14,11 +14,6 @@ ALL_PATTERNS = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
 SMALL = zf.CacheConfig(context=1000, kv_heads=2, q_per_kv=4, tile_tokens=64)
 
 
-@pytest.fixture(scope="module")
-def result() -> dict:
-    return zf.run(seed=0)
-
-
 def _roundtrip(bits: np.ndarray, base: int | None) -> np.ndarray:
     seg = zf.encode(bits, base=base)
     return zf.decode(zf.EncodedSegment.from_bytes(seg.to_bytes(), bits.size))
