@@ -279,6 +279,26 @@ def program_runs(request) -> dict:
         return dict(zip(names, outcomes, strict=True))
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium through Playwright, launched once for a test module; each test opens
+    its own context (launching it cost each browser test about 1.3 s of CPU).
+
+    While Playwright's sync API is open its event loop counts as running in this thread (its
+    dispatcher waits in a greenlet), so Django would refuse the tests' own database work (a
+    test's demo, the flush after it) as ORM calls inside an event loop. Nothing runs on that
+    loop while a test's code does, so the check is lifted while the module's browser is open."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_browser import ARGS, CHROMIUM
+
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield browser
+        browser.close()
+
+
 @pytest.fixture
 def eager_tasks():
     """Run Celery tasks in-process for one test, whatever broker is configured.

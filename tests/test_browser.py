@@ -26,16 +26,6 @@ def site(transactional_db, live_server):
     return live_server.url
 
 
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
-
-
 PAGES = [
     "/en/infra/2026-10-28/",
     "/zh/infra/2026-10-28/",
@@ -59,6 +49,7 @@ def test_pages_fit_a_phone_width_screen(site, browser):
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         assert overflow <= 0, f"{path} is {overflow}px wider than the phone screen"
+    page.close()
 
 
 def test_a_reader_without_javascript_reads_and_switches_language(site, browser):

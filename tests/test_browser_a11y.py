@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser import ARGS, CHROMIUM
+from tests.test_browser import CHROMIUM
 
 ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -66,16 +66,6 @@ def site(transactional_db, live_server):
     demo_load()
     demo_load_deep_dives()
     return live_server.url
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
 
 
 def _violations(page, axe_source: str) -> list[str]:

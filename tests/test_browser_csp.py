@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.test_browser import CHROMIUM, PAGES, browser, site  # noqa: F401 (fixtures)
+from tests.test_browser import CHROMIUM, PAGES, site  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser]
 if not CHROMIUM.exists():
@@ -24,7 +24,7 @@ PAPER = "rgb(252, 252, 251)"  # --paper in static/css/site.css
 
 
 @pytest.fixture
-def watched(browser):  # noqa: F811
+def watched(browser):
     """A page that reports CSP and Permissions-Policy complaints from the console."""
     context = browser.new_context()
     context.add_init_script(LISTEN)
@@ -73,7 +73,7 @@ def test_it_keeps_the_language_switch_working_under_the_policy(site, watched):  
 
 @pytest.fixture
 def root(site, django_user_model):  # noqa: F811
-    """A superuser, made before the browser starts (the ORM refuses to run inside its loop)."""
+    """A superuser who may sign in to the admin."""
     django_user_model.objects.create_superuser("root", "root@example.org", "a long passphrase")
 
 
