@@ -250,17 +250,18 @@ def indexed_demo(request, _module_demo, db, django_capture_on_commit_callbacks):
 
 
 def _programs_wanted(items: list[pytest.Item]) -> list[str]:
-    """The programs this session's tests read a run of: a reference module's own, or all of
-    them for a test outside tests/reference/ (the every-program check)."""
+    """The programs this session's tests read a run of: a program's own module's, or all of
+    them for any other test (the every-program check)."""
     from deepdives import registry
 
     wanted: set[str] = set()
     for item in items:
         if "program_runs" not in getattr(item, "fixturenames", ()):
             continue
-        if REFERENCE_TESTS not in item.path.parents:
+        name = item.path.stem.removeprefix("test_")
+        if name not in registry.PROGRAMS:
             return list(registry.PROGRAMS)
-        wanted.add(item.path.stem.removeprefix("test_"))
+        wanted.add(name)
     return [name for name in registry.PROGRAMS if name in wanted]
 
 

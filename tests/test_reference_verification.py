@@ -109,17 +109,6 @@ def test_the_task_verifies_one_program(db, eager_tasks):
     assert verify_reference_code.delay("zipfusion").get() == "passed"
 
 
-@pytest.mark.programs
-def test_every_registered_program_passes_as_the_command_runs_it(program_runs):
-    """Each program in its own child process under its limits, as reference_verify runs it
-    (the session's one run of each; tests/reference/ checks what they returned)."""
-    assert list(program_runs) == list(registry.PROGRAMS)
-    for name, outcome in program_runs.items():
-        assert outcome.passed, (name, outcome.error)
-        assert outcome.output.strip(), name
-        assert outcome.measurements, name
-
-
 def test_the_command_verifies_only_the_programs_it_is_given(db):
     call_command("verify_reference", "zipfusion", verbosity=0)
     statuses = dict(ReferenceCode.objects.values_list("slug", "last_status"))
