@@ -24,6 +24,7 @@ RESERVED_WORDS = frozenset(
         "admin",
         "api",
         "healthz",
+        "mcp",
         "readyz",
         "static",
     }
