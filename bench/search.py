@@ -613,10 +613,11 @@ def measure_semantic(runs: list[str], lexical_before: list[float]) -> None:
     vectors.generation_bump()
     before = rss_mb()
     started = time.perf_counter()
-    ids, matrix, han = backend._arrays()
+    index = backend.index()
+    ids = index.ids
     build = time.perf_counter() - started
     grown = rss_mb() - before
-    arrays = (ids.nbytes + matrix.nbytes + han.nbytes) / 2**20
+    arrays = index.nbytes / 2**20
     print(
         f"vector index build (a process's first load of {len(ids):,} vectors): {build:.2f} s;"
         f" memory per worker {arrays:.0f} MB of arrays (resident set grew {grown:.0f} MB)"
@@ -625,7 +626,7 @@ def measure_semantic(runs: list[str], lexical_before: list[float]) -> None:
     PaperEmbedding.objects.filter(paper_id__in=changed).update(embedded_at=timezone.now())
     vectors.generation_bump()
     started = time.perf_counter()
-    backend._arrays()
+    backend.index()
     reload = time.perf_counter() - started
     print(f"incremental reload ({len(changed)} embeddings changed): {reload:.2f} s")
 

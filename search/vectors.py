@@ -25,6 +25,7 @@ import logging
 import secrets
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from django.conf import settings
@@ -222,6 +223,8 @@ class VectorBackend(Protocol):
 
     def scripts_of(self, paper_ids: Sequence[int]) -> dict[int, str]: ...
 
+    def version(self) -> object: ...
+
     def vectors_of(self, paper_ids: Sequence[int]) -> dict[int, np.ndarray]: ...
 
 
@@ -258,29 +261,63 @@ def _read_vectors(rows: Iterable[tuple]) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.asarray(ids, dtype=np.int64), matrix, np.asarray(han, dtype=bool)
 
 
+SCRIPTS = ("latn", "hani")
+
+
+@dataclass(frozen=True)
+class _Index:
+    """One load of the index. Each script's rows are their own contiguous matrix, so a query
+    is one matrix-vector product a script, with no copy of the rows."""
+
+    token: str | None  # the generation it was loaded at
+    newest: dt.datetime | None  # the newest embedded_at it read
+    serial: int  # this process's count of loads: names the index in the hits' cache
+    ids: np.ndarray  # every paper id, ascending
+    han: np.ndarray  # ids' is-Han flags
+    scripts: dict[str, tuple[np.ndarray, np.ndarray]]  # script: (ids ascending, their rows)
+
+    @property
+    def nbytes(self) -> int:
+        rows = sum(i.nbytes + m.nbytes for i, m in self.scripts.values())
+        return self.ids.nbytes + self.han.nbytes + rows
+
+
+def _empty_script() -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
+    return np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
+
+
 class InProcessVectors:
     """The indexed papers' vectors in this process's memory, ordered by paper id."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        # (generation, newest embedded_at, ids, matrix, is-Han flags)
-        self._state: tuple | None = None
+        self._state: _Index | None = None
+        self._loads = 0
 
     def clear(self) -> None:
         with self._lock:
             self._state = None
 
-    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def index(self) -> _Index:
+        """The index, brought up to date when the generation changed."""
         token = generation()
         state = self._state
-        if state is None or (token is not None and token != state[0]):
+        if state is None or (token is not None and token != state.token):
             with self._lock, transaction.atomic():
                 state = self._state
-                if state is None or (token is not None and token != state[0]):
+                if state is None or (token is not None and token != state.token):
+                    self._loads += 1
                     state = self._state = self._load(token, state)
-        return state[2], state[3], state[4]
+        return state
 
-    def _load(self, token: str | None, state: tuple | None) -> tuple:
+    def version(self) -> int:
+        """What names the index a query would be answered from now (it changes with every
+        load): a key of the cached hits."""
+        return self.index().serial
+
+    def _load(self, token: str | None, state: _Index | None) -> _Index:
         """This process's index brought up to date: every row when it has none, else the
         rows embedded since its newest (less RELOAD_OVERLAP) and those of papers that came
         into or left the index (two to three queries)."""
@@ -298,17 +335,15 @@ class InProcessVectors:
                 MAX_VECTOR_INDEX,
             )
         newest = rows.order_by("-embedded_at").values_list("embedded_at", flat=True).first()
-        old_ids, old_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
-        old_han = np.empty(0, bool)
-        if state is None or state[1] is None:
+        old = {script: _empty_script() for script in SCRIPTS}
+        if state is None or state.newest is None:
             changed = ids
         else:
-            _, since, old_ids, old_matrix, old_han = state
-            recent = rows.filter(embedded_at__gte=since - RELOAD_OVERLAP)
+            old = state.scripts
+            recent = rows.filter(embedded_at__gte=state.newest - RELOAD_OVERLAP)
             recent_ids = np.fromiter(recent.values_list("paper_id", flat=True), dtype=np.int64)
-            changed = np.union1d(np.setdiff1d(ids, old_ids), np.intersect1d(recent_ids, ids))
-        keep = np.isin(old_ids, ids) & ~np.isin(old_ids, changed)
-        new_ids, new_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
+            changed = np.union1d(np.setdiff1d(ids, state.ids), np.intersect1d(recent_ids, ids))
+        new_ids, new_matrix = _empty_script()
         new_han = np.empty(0, bool)
         if len(changed):
             new_ids, new_matrix, new_han = _read_vectors(
@@ -316,11 +351,19 @@ class InProcessVectors:
                     "paper_id", "vector", "script"
                 )
             )
-        all_ids = np.concatenate([old_ids[keep], new_ids])
+        scripts = {}
+        for script, mine in (("latn", ~new_han), ("hani", new_han)):
+            old_ids, old_matrix = old[script]
+            keep = np.isin(old_ids, ids) & ~np.isin(old_ids, changed)
+            script_ids = np.concatenate([old_ids[keep], new_ids[mine]])
+            order = np.argsort(script_ids, kind="stable")
+            # Indexing by ``order`` makes a new C-ordered matrix: this script's own.
+            matrix = np.concatenate([old_matrix[keep], new_matrix[mine]])[order]
+            scripts[script] = (script_ids[order], np.ascontiguousarray(matrix, np.float32))
+        all_ids = np.concatenate([scripts["latn"][0], scripts["hani"][0]])
+        han = np.repeat([False, True], [len(scripts["latn"][0]), len(scripts["hani"][0])])
         order = np.argsort(all_ids, kind="stable")
-        matrix = np.concatenate([old_matrix[keep], new_matrix])[order]
-        han = np.concatenate([old_han[keep], new_han])[order]
-        return (token, newest, all_ids[order], np.ascontiguousarray(matrix), han)
+        return _Index(token, newest, self._loads, all_ids[order], han[order], scripts)
 
     def nearest(
         self,
@@ -350,18 +393,19 @@ class InProcessVectors:
         """The ``limit`` nearest papers of each script ("latn", "hani"), best first."""
         import numpy as np
 
-        ids, matrix, han = self._arrays()
+        index = self.index()
         allowed = _filtered_ids(filters) if filters else None
-        if allowed is not None:
-            rows = np.flatnonzero(np.isin(ids, allowed))
-            ids, han, scores = ids[rows], han[rows], matrix[rows] @ vector
-        else:
-            scores = matrix @ vector
+        vector = np.asarray(vector, np.float32)
         want = limit + len(exclude)
         skip = set(exclude)
         ranked: dict[str, list[Hit]] = {}
-        for script, group in (("latn", np.flatnonzero(~han)), ("hani", np.flatnonzero(han))):
-            top = group[_top(scores[group], want)]
+        for script in SCRIPTS:
+            ids, matrix = index.scripts[script]
+            scores = matrix @ vector
+            if allowed is not None:
+                rows = np.flatnonzero(np.isin(ids, allowed))
+                ids, scores = ids[rows], scores[rows]
+            top = _top(scores, want)
             kept = [i for i in top if scores[i] >= min_similarity and int(ids[i]) not in skip]
             ranked[script] = [Hit(int(ids[i]), float(scores[i]), by_meaning=True) for i in kept]
             del ranked[script][limit:]
@@ -371,7 +415,8 @@ class InProcessVectors:
         """The script of those of ``paper_ids`` in the index ("latn" or "hani"; no query)."""
         import numpy as np
 
-        ids, _, han = self._arrays()
+        index = self.index()
+        ids, han = index.ids, index.han
         wanted = np.asarray(list(paper_ids), dtype=np.int64)
         at = np.clip(np.searchsorted(ids, wanted), 0, max(len(ids) - 1, 0))
         found = (ids[at] == wanted) if len(ids) else np.zeros(len(wanted), bool)

@@ -364,3 +364,21 @@ def test_new_embeddings_retire_what_is_found_by_meaning(neighbours, anonymous):
     assert _kept(anonymous, other) == other
     assert vectors.embeddings_refresh(paper_ids=[neighbours["b"].pk])["embedded"] == 0
     assert _kept(anonymous, by_meaning + other) == by_meaning + other
+
+
+# Cost at scale (bench/search.py measures it) ---------------------------------------------
+
+
+def test_each_script_is_its_own_contiguous_matrix(neighbours):
+    zh = make_paper("zh-paper", title="把注意力缓存放到较慢的内存里", en=None, zh=None)
+    _publish(zh, date=dt.date(2026, 10, 27))
+    _store(zh, _direction((3, 1.0)), script="hani")
+    index = vectors.current().index()
+    latn_ids, latn = index.scripts["latn"]
+    hani_ids, hani = index.scripts["hani"]
+    trio = sorted(neighbours[k].pk for k in ("a", "b", "far"))
+    assert latn_ids.tolist() == trio and hani_ids.tolist() == [zh.pk]
+    for matrix in (latn, hani):
+        assert matrix.dtype == np.float32 and matrix.flags.c_contiguous
+    assert np.allclose(hani[0], _direction((3, 1.0)))
+    assert vectors.current().scripts_of([zh.pk, trio[0]]) == {zh.pk: "hani", trio[0]: "latn"}
