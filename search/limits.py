@@ -42,6 +42,9 @@ RELAXED_WEIGHT = 0.25
 # Query embeddings kept: per process (an LRU of this many) and in the shared cache (timeout).
 QUERY_VECTORS_KEPT = 2048
 QUERY_VECTOR_TIMEOUT = 7 * 24 * 3600
+# A query's nearest papers (unfiltered) kept per process, an LRU of this many, until the
+# vector index changes.
+QUERY_HITS_KEPT = 2048
 
 # "More like this" and the related papers of a paper page; the nearest published papers a
 # desk candidate shows.

@@ -14,6 +14,7 @@ SQLite), and finally papers with any of the terms.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,14 @@ from search import backends, vectors
 from search.backends import MAX_RESULTS, Filters, Hit, Match
 from search.backends.base import appearances, tagged_paper_ids
 from search.embedding import ModelUnavailable, embed_query
-from search.limits import FUSE_DEPTH, MIN_SIMILARITY, RELAXED_WEIGHT, RRF_K, VECTOR_HITS
+from search.limits import (
+    FUSE_DEPTH,
+    MIN_SIMILARITY,
+    QUERY_HITS_KEPT,
+    RELAXED_WEIGHT,
+    RRF_K,
+    VECTOR_HITS,
+)
 from search.text import QueryTerm, parse_query, tokens, word_terms, words_by_term
 
 P = TypeVar("P", bound=Paper)
@@ -175,15 +183,30 @@ def _semantic_hits(query: str, filters: Filters) -> dict[str, list[Hit]] | None:
     """The published papers nearest to the query's meaning, each script's apart, or None
     (logged) when the model or the vector index cannot answer."""
     try:
-        vector = embed_query(query)
-        return vectors.current().nearest_by_script(
-            vector, limit=VECTOR_HITS, min_similarity=MIN_SIMILARITY, filters=filters
-        )
+        if filters:
+            hits = vectors.current().nearest_by_script(
+                embed_query(query), limit=VECTOR_HITS, min_similarity=MIN_SIMILARITY,
+                filters=filters,
+            )  # fmt: skip
+        else:
+            hits = _kept_hits(query, VECTOR_HITS, MIN_SIMILARITY, vectors.current().version())
+        return {script: list(ranked) for script, ranked in hits.items()}
     except ModelUnavailable as e:
         log.warning("search %r: lexical results only (%s)", query[:50], e)
     except Exception:
         log.exception("search %r: lexical results only (the vector index failed)", query[:50])
     return None
+
+
+# A filtered query is not kept: what its filters leave changes without the index changing.
+@functools.lru_cache(maxsize=QUERY_HITS_KEPT)
+def _kept_hits(
+    query: str, limit: int, min_similarity: float, version: object
+) -> dict[str, list[Hit]]:
+    """A query's nearest papers of each script, kept until the index (``version``) changes."""
+    return vectors.current().nearest_by_script(
+        embed_query(query), limit=limit, min_similarity=min_similarity
+    )
 
 
 def rrf(*rankings: Sequence[Hit], weights: Sequence[float] = ()) -> list[Hit]:

@@ -25,7 +25,7 @@ from django.utils import timezone
 from dailies.models import Daily
 from digest_site.page_cache import HIT
 from papers.models import Paper
-from search import embedding, limits, vectors
+from search import embedding, limits, service, vectors
 from search.embedding import DIMENSIONS, embed_passages, embed_query, model_id
 from search.index import search_index_refresh
 from search.models import PaperEmbedding
@@ -382,3 +382,26 @@ def test_each_script_is_its_own_contiguous_matrix(neighbours):
         assert matrix.dtype == np.float32 and matrix.flags.c_contiguous
     assert np.allclose(hani[0], _direction((3, 1.0)))
     assert vectors.current().scripts_of([zh.pk, trio[0]]) == {zh.pk: "hani", trio[0]: "latn"}
+
+
+def test_a_repeated_query_reuses_its_hits_until_the_index_changes(neighbours, monkeypatch):
+    query = "storage tier"
+    vector = embed_query(query)
+    _store(neighbours["far"], vector + _direction((5, 0.01)))
+    scans = []
+    nearest = vectors.InProcessVectors.nearest_by_script
+    monkeypatch.setattr(
+        vectors.InProcessVectors, "nearest_by_script",
+        lambda self, *a, **k: scans.append(1) or nearest(self, *a, **k),
+    )  # fmt: skip
+    first = [h.paper_id for h in search(query)[0:10]]
+    assert [h.paper_id for h in search(query)[0:10]] == first
+    assert len(scans) == 1
+    # A new embedding bumps the index's generation: the query is answered afresh.
+    _store(neighbours["b"], vector)
+    again = [h.paper_id for h in search(query)[0:10]]
+    assert len(scans) == 2 and again[0] == neighbours["b"].pk
+
+
+def test_kept_hits_are_bounded():
+    assert service._kept_hits.cache_info().maxsize == limits.QUERY_HITS_KEPT
