@@ -8,8 +8,10 @@ search index first, then recent papers of a track (the desk's candidates).
 
 Reading: a ``VectorBackend`` answers "the published papers nearest to this vector". The one
 built here, ``InProcessVectors``, keeps the vectors of the indexed papers (the published
-ones) in a float32 matrix and compares a query with all of them (exact; 100,000 papers in
-about 10 ms, 154 MB a worker: bench/search.py). It is refreshed when the embeddings or the
+ones) in a float32 matrix a script and compares a query with all of them (exact). At 100,000
+papers that is 146 MB a worker, read whole by each query: the scan is bound by memory
+bandwidth, not arithmetic (bench/search.py). The search service keeps each query's hits
+until the index changes. It is refreshed when the embeddings or the
 index change: the writers bump a generation token in the shared cache, and a process that
 sees a new token loads only the rows that changed. ``current()`` picks the backend as
 ``search.backends.current()`` picks the lexical one; an HNSW index in PostgreSQL (pgvector)
