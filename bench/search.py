@@ -636,6 +636,7 @@ def measure_semantic(runs: list[str], lexical_before: list[float]) -> None:
 
     # First runs: each query's vector made by the model (nothing kept from the passes above).
     embedding.forget_query_vectors()
+    service._kept_hits.cache_clear()
     cache.delete_many([embedding.query_key(q[: embedding.MAX_QUERY_CHARS]) for q in runs])
     first = timed(run_service, runs)
     repeat = timed(run_service, runs)
