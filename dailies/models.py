@@ -49,16 +49,10 @@ class DailyQuerySet(models.QuerySet):
         return self.filter(track=track)
 
 
-class Daily(models.Model):
-    Status = DailyStatus
+class IntroFields(models.Model):
+    """The intro in both languages, who wrote each, and the machine draft's drafter and open
+    grounding flags: a daily's and a week's roundup's, drafted by ``dailies.drafting``."""
 
-    track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="dailies")
-    date = models.DateField(help_text=_("The day of the daily, in the editorial time zone."))
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
-    publish_at = models.DateTimeField(
-        null=True, blank=True, help_text=_("When a scheduled daily goes out.")
-    )
-    published_at = models.DateTimeField(null=True, blank=True, editable=False)
     intro_en = models.TextField(_("intro (English)"), blank=True)
     intro_zh = models.TextField(_("intro (Chinese)"), blank=True)
     # Who wrote each intro: a machine draft (replaced by re-drafting) or an editor (never).
@@ -84,6 +78,24 @@ class Daily(models.Model):
         editable=False,
         help_text=_("Open grounding flags of the machine-drafted intros."),
     )
+
+    class Meta:
+        abstract = True
+
+    def intro_provenance(self, language: str) -> str:
+        return getattr(self, f"intro_{language}_provenance")
+
+
+class Daily(IntroFields):
+    Status = DailyStatus
+
+    track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="dailies")
+    date = models.DateField(help_text=_("The day of the daily, in the editorial time zone."))
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    publish_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("When a scheduled daily goes out.")
+    )
+    published_at = models.DateTimeField(null=True, blank=True, editable=False)
     candidates_scored = models.PositiveIntegerField(
         null=True,
         blank=True,
@@ -167,9 +179,6 @@ class Daily(models.Model):
     def is_pinned(self) -> bool:
         """Published with its scores pinned: it reads them, not the newest (``dailies.record``)."""
         return self.is_published and self.pinned_at is not None
-
-    def intro_provenance(self, language: str) -> str:
-        return getattr(self, f"intro_{language}_provenance")
 
     def stats(self) -> DailyStats:
         """Selected count and score range, derived from the entries (runs a query)."""
@@ -340,7 +349,7 @@ class WeeklyRoundupQuerySet(models.QuerySet):
         return self.filter(status=WeeklyRoundup.Status.PUBLISHED)
 
 
-class WeeklyRoundup(models.Model):
+class WeeklyRoundup(IntroFields):
     """A track's week: the intro of its roundup page, drafted by the drafting pipeline and
     published by an editor. The page itself lists the week's published dailies whether or
     not there is a roundup; it shows the intro once it is published."""
@@ -352,30 +361,6 @@ class WeeklyRoundup(models.Model):
     track = models.ForeignKey(Track, on_delete=models.PROTECT, related_name="weekly_roundups")
     week_start = models.DateField(_("week (its Monday)"))
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
-    intro_en = models.TextField(_("intro (English)"), blank=True)
-    intro_zh = models.TextField(_("intro (Chinese)"), blank=True)
-    intro_en_provenance = models.CharField(
-        _("intro (English) written by"),
-        max_length=10,
-        choices=Summary.Provenance.choices,
-        default=Summary.Provenance.EDITOR,
-    )
-    intro_zh_provenance = models.CharField(
-        _("intro (Chinese) written by"),
-        max_length=10,
-        choices=Summary.Provenance.choices,
-        default=Summary.Provenance.EDITOR,
-    )
-    intro_drafter = models.CharField(
-        max_length=200, blank=True, editable=False, help_text=_("Drafter, version and model.")
-    )
-    intro_drafted_at = models.DateTimeField(null=True, blank=True, editable=False)
-    intro_flags = models.JSONField(
-        default=list,
-        blank=True,
-        editable=False,
-        help_text=_("Open grounding flags of the machine-drafted intros."),
-    )
     # The editor who confirmed the intro by publishing it, and when.
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -421,9 +406,6 @@ class WeeklyRoundup(models.Model):
     @property
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
-
-    def intro_provenance(self, language: str) -> str:
-        return getattr(self, f"intro_{language}_provenance")
 
     def clean(self) -> None:
         if self.week_start and self.week_start.weekday() != 0:
