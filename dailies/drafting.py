@@ -17,7 +17,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from dailies.extensions import papers_with_feature
-from dailies.models import Daily, DailyEntry, WeeklyRoundup
+from dailies.models import Daily, DailyEntry, IntroFields, WeeklyRoundup
 from dailies.weekly import week_roundup
 from papers.drafting.base import (
     Drafter,
@@ -134,27 +134,32 @@ def daily_draft(
     return outcome
 
 
-def _intro_input(daily: Daily, entries: list[DailyEntry]) -> IntroInput:
-    deep_dives = papers_with_feature("deep_dive", [e.paper_id for e in entries])
+def _intro_entries(entries: list[DailyEntry], dived: set[int]) -> tuple[IntroEntry, ...]:
+    """What the drafter reads of each entry (its English takeaway, else its Chinese one);
+    ``dived``: the papers with a published deep dive."""
     items = []
     for entry in entries:
-        summaries = {s.language: s for s in entry.paper.summaries.all()}
-        english = summaries.get(Language.EN) or summaries.get(Language.ZH)
+        summary = entry.paper.summary(Language.EN)
         items.append(
             IntroEntry(
                 title=entry.paper.title,
-                takeaway=english.takeaway if english else "",
+                takeaway=summary.takeaway if summary else "",
                 short_name=entry.paper.short_name,
                 is_lead=entry.is_lead,
-                has_deep_dive=entry.paper_id in deep_dives,
+                has_deep_dive=entry.paper_id in dived,
                 organizations=tuple(org.label for org in entry.paper.organizations.all()),
             )
         )
+    return tuple(items)
+
+
+def _intro_input(daily: Daily, entries: list[DailyEntry]) -> IntroInput:
+    deep_dives = papers_with_feature("deep_dive", [e.paper_id for e in entries])
     return IntroInput(
         track_name_en=daily.track.name_en,
         track_name_zh=daily.track.name_zh,
         date=daily.date.isoformat(),
-        entries=tuple(items),
+        entries=_intro_entries(entries, deep_dives),
         deep_dives=len(deep_dives),
     )
 
@@ -180,55 +185,64 @@ def _entries_changed_since_intro(daily: Daily) -> bool:
     )
 
 
-def daily_intro_draft(
-    *, daily: Daily, drafter: Drafter | None = None, redraft: bool = False
+def _intro_languages(
+    owner: IntroFields, *, frozen: str, redraft: bool, stale: bool = False
 ) -> tuple[list[str], dict[str, str]]:
-    """Draft the intro in each language an editor has not written; returns the languages
-    drafted and, for the others, why not. A published daily's intro is never replaced."""
-    drafter = drafter or get_drafter()
-    entries = list(
-        daily.entries.select_related("paper__venue")
-        .prefetch_related("paper__summaries", "paper__organizations")
-        .order_by("position")
-    )
+    """The languages of ``owner``'s intro to draft and, for the others, why not: an
+    editor's text is never replaced, nor any text while ``frozen`` says why (published), nor
+    a machine draft unless ``redraft`` or ``stale``."""
+    wanted: list[str] = []
     missing: dict[str, str] = {}
-    wanted = []
     for language in LANGUAGE_CODES:
-        text = getattr(daily, f"intro_{language}")
-        if text and daily.intro_provenance(language) == Summary.Provenance.EDITOR:
+        text = getattr(owner, f"intro_{language}")
+        if text and owner.intro_provenance(language) == Summary.Provenance.EDITOR:
             missing[language] = "written by an editor"
-        elif daily.status != Daily.Status.DRAFT:
-            missing[language] = f"the daily is {daily.status}; its intro is not re-drafted"
-        elif text and not redraft and not _entries_changed_since_intro(daily):
+        elif frozen:
+            missing[language] = f"{frozen}; its intro is not re-drafted"
+        elif text and not redraft and not stale:
             missing[language] = "already drafted"
         else:
             wanted.append(language)
-    if not wanted or not entries:
-        if not entries:
-            missing = dict.fromkeys(LANGUAGE_CODES, "the daily has no entries")
-        return [], missing
-    intro = _intro_input(daily, entries)
+    return wanted, missing
+
+
+def _intro_draft(
+    owner: IntroFields,
+    *,
+    intro: IntroInput,
+    entries: list[DailyEntry],
+    source: str,
+    wanted: list[str],
+    missing: dict[str, str],
+    drafter: Drafter,
+    frozen: Callable[[IntroFields], str],
+) -> list[str]:
+    """Draft ``intro`` and store each ``wanted`` language's text on ``owner`` (a daily or a
+    week's roundup) as a machine draft, flagged where it names a number ``source`` does not
+    give or a system or organisation that is not its entry's. ``owner`` is re-read locked
+    first; when ``frozen`` now says why it may not change, nothing is stored. Records in
+    ``missing`` why a language got no text; returns the languages stored."""
     draft: IntroDraft = drafter.draft_intro(intro)
-    source = _intro_source(intro, entries)
-    # An intro names the day's systems and their organisations: each must be its entry's.
-    glossary = track_glossary(daily.track)
+    glossary = track_glossary(owner.track)
     entry_inputs = [
-        paper_input(paper=e.paper, track=daily.track, glossary=glossary) for e in entries
+        paper_input(paper=e.paper, track=owner.track, glossary=glossary) for e in entries
     ]
     organizations = known_names().organizations
     drafted = []
     with transaction.atomic():
-        daily = Daily.objects.select_for_update().get(pk=daily.pk)
-        if daily.status != Daily.Status.DRAFT:
-            return [], dict.fromkeys(wanted, f"the daily became {daily.status}")
-        flags = [f for f in daily.intro_flags or [] if f.get("language") not in wanted]
+        owner = type(owner).objects.select_for_update().get(pk=owner.pk)
+        now_frozen = frozen(owner)
+        if now_frozen:
+            missing.update(dict.fromkeys(wanted, f"meanwhile {now_frozen}"))
+            return []
+        flags = [f for f in owner.intro_flags or [] if f.get("language") not in wanted]
         for language in wanted:
             text = (draft.texts.get(language) or "").strip()
             if not text:
                 missing[language] = draft.missing.get(language, "the drafter wrote none")
                 continue
-            setattr(daily, f"intro_{language}", text)
-            setattr(daily, f"intro_{language}_provenance", Summary.Provenance.MACHINE)
+            setattr(owner, f"intro_{language}", text)
+            setattr(owner, f"intro_{language}_provenance", Summary.Provenance.MACHINE)
             flags += [
                 {"language": language, "kind": f.kind, "text": f.text, "detail": f.detail}
                 for f in (
@@ -243,12 +257,12 @@ def daily_intro_draft(
             ]
             drafted.append(language)
         if drafted:
-            daily.intro_flags = flags
-            daily.intro_drafter = " ".join(
+            owner.intro_flags = flags
+            owner.intro_drafter = " ".join(
                 p for p in (draft.drafter, draft.drafter_version, draft.model) if p
             )
-            daily.intro_drafted_at = timezone.now()
-            daily.save(
+            owner.intro_drafted_at = timezone.now()
+            owner.save(
                 update_fields=[
                     "intro_en",
                     "intro_zh",
@@ -260,6 +274,45 @@ def daily_intro_draft(
                     "updated_at",
                 ]
             )
+    return drafted
+
+
+def _daily_frozen(daily: Daily) -> str:
+    return f"the daily is {daily.status}" if daily.status != Daily.Status.DRAFT else ""
+
+
+def daily_intro_draft(
+    *, daily: Daily, drafter: Drafter | None = None, redraft: bool = False
+) -> tuple[list[str], dict[str, str]]:
+    """Draft the intro in each language an editor has not written; returns the languages
+    drafted and, for the others, why not. A published daily's intro is never replaced."""
+    drafter = drafter or get_drafter()
+    entries = list(
+        daily.entries.select_related("paper__venue")
+        .prefetch_related("paper__summaries", "paper__organizations")
+        .order_by("position")
+    )
+    if not entries:
+        return [], dict.fromkeys(LANGUAGE_CODES, "the daily has no entries")
+    wanted, missing = _intro_languages(
+        daily,
+        frozen=_daily_frozen(daily),
+        redraft=redraft,
+        stale=_entries_changed_since_intro(daily),
+    )
+    if not wanted:
+        return [], missing
+    intro = _intro_input(daily, entries)
+    drafted = _intro_draft(
+        daily,
+        intro=intro,
+        entries=entries,
+        source=_intro_source(intro, entries),
+        wanted=wanted,
+        missing=missing,
+        drafter=drafter,
+        frozen=_daily_frozen,
+    )
     return drafted, missing
 
 
@@ -293,6 +346,10 @@ def _source_digest(paper: Paper) -> str:
     return digest(source.source_text)
 
 
+def _roundup_frozen(roundup: WeeklyRoundup) -> str:
+    return "the roundup is published" if roundup.is_published else ""
+
+
 def roundup_intro_draft(
     *, roundup: WeeklyRoundup, drafter: Drafter | None = None, redraft: bool = False
 ) -> tuple[list[str], dict[str, str]]:
@@ -302,88 +359,33 @@ def roundup_intro_draft(
     (``intro_flags``). A published intro is never replaced. Returns the languages drafted
     and, for the others, why not."""
     drafter = drafter or get_drafter()
-    missing: dict[str, str] = {}
-    wanted = []
-    for language in LANGUAGE_CODES:
-        text = getattr(roundup, f"intro_{language}")
-        if text and roundup.intro_provenance(language) == Summary.Provenance.EDITOR:
-            missing[language] = "written by an editor"
-        elif roundup.is_published:
-            missing[language] = "the roundup's intro is published; it is not re-drafted"
-        elif text and not redraft:
-            missing[language] = "already drafted"
-        else:
-            wanted.append(language)
+    wanted, missing = _intro_languages(roundup, frozen=_roundup_frozen(roundup), redraft=redraft)
     week = week_roundup(roundup.track, roundup.week_start) if wanted else None
     if week is None:
-        if wanted:
-            missing.update(dict.fromkeys(wanted, "the week has no published daily"))
+        missing.update(dict.fromkeys(wanted, "the week has no published daily"))
         return [], missing
     entries = [*week.picks, *week.top_scores]
-    dived = {e.paper_id for e in week.dived}
-    items = []
-    for entry in entries:
-        summary = entry.paper.summary(Language.EN)
-        items.append(
-            IntroEntry(
-                title=entry.paper.title,
-                takeaway=summary.takeaway if summary else "",
-                short_name=entry.paper.short_name,
-                is_lead=entry.is_lead,
-                has_deep_dive=entry.paper_id in dived,
-                organizations=tuple(org.label for org in entry.paper.organizations.all()),
-            )
-        )
     intro = IntroInput(
         track_name_en=roundup.track.name_en,
         track_name_zh=roundup.track.name_zh,
         date=week.label,
-        entries=tuple(items),
+        entries=_intro_entries(entries, {e.paper_id for e in week.dived}),
         deep_dives=len(week.dived),
         period="week",
         dailies=len(week.dailies),
     )
-    draft: IntroDraft = drafter.draft_intro(intro)
     # Its numbers may be the week's counts (of papers, dailies, deep dives) or the entries'.
     source = "\n".join(
-        [f"{_intro_source(intro, entries)}", str(week.paper_count), str(len(week.dailies))]
+        [_intro_source(intro, entries), str(week.paper_count), str(len(week.dailies))]
     )
-    glossary = track_glossary(roundup.track)
-    entry_inputs = [
-        paper_input(paper=e.paper, track=roundup.track, glossary=glossary) for e in entries
-    ]
-    organizations = known_names().organizations
-    drafted = []
-    with transaction.atomic():
-        roundup = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
-        if roundup.is_published:
-            return [], dict.fromkeys(wanted, "the roundup's intro was published meanwhile")
-        flags = [f for f in roundup.intro_flags or [] if f.get("language") not in wanted]
-        for language in wanted:
-            text = (draft.texts.get(language) or "").strip()
-            if not text:
-                missing[language] = draft.missing.get(language, "the drafter wrote none")
-                continue
-            setattr(roundup, f"intro_{language}", text)
-            setattr(roundup, f"intro_{language}_provenance", Summary.Provenance.MACHINE)
-            flags += [
-                {"language": language, "kind": f.kind, "text": f.text, "detail": f.detail}
-                for f in (
-                    *check_numbers(text, source, language=language),
-                    *check_intro(
-                        text,
-                        language=language,
-                        entries=entry_inputs,
-                        known_organizations=organizations,
-                    ),
-                )
-            ]
-            drafted.append(language)
-        if drafted:
-            roundup.intro_flags = flags
-            roundup.intro_drafter = " ".join(
-                p for p in (draft.drafter, draft.drafter_version, draft.model) if p
-            )
-            roundup.intro_drafted_at = timezone.now()
-            roundup.save()
+    drafted = _intro_draft(
+        roundup,
+        intro=intro,
+        entries=entries,
+        source=source,
+        wanted=wanted,
+        missing=missing,
+        drafter=drafter,
+        frozen=_roundup_frozen,
+    )
     return drafted, missing

@@ -25,7 +25,7 @@ from papers.drafting.llm import LLMDrafter
 from papers.drafting.offline import OfflineDrafter
 from papers.models import LLMRequest, Summary
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
-from tests.llm_server import completion, user_message
+from tests.llm_server import completion, system_message, user_message
 
 # ISO week 2026-W44: Monday 26 October to Sunday 1 November.
 MONDAY = dt.date(2026, 10, 26)
@@ -191,6 +191,10 @@ def test_the_llm_drafts_each_language_of_the_weeks_intro_in_its_own_request(db, 
         user = user_message(body)
         assert user.startswith("Track: Infra") and "Week: 2026-W44 (a weekly roundup of 2" in user
         assert "W0-0" in user and "secret" not in user.lower()
+    # The instructions say what the intro introduces: a week's roundup, not one day's issue.
+    assert "intro of a weekly roundup" in system_message(en)
+    assert "one day" not in system_message(en) and "the day" not in system_message(en)
+    assert "一周周报" in system_message(zh) and "某一天" not in system_message(zh)
     roundup = WeeklyRoundup.objects.get()
     assert (roundup.intro_en, roundup.intro_zh) == (WEEK_EN, WEEK_ZH)
     assert roundup.intro_en_provenance == roundup.intro_zh_provenance == "machine"

@@ -62,7 +62,7 @@ T = TypeVar("T")
 NAME = "llm"
 VERSION = "1"
 # Bump when a prompt or a schema changes: it is stored with every machine draft.
-PROMPT_VERSION = "llm-2"
+PROMPT_VERSION = "llm-3"
 # Editor-written entries shown per request as examples of the house voice, chosen by topic
 # among the most recent FEW_SHOT_POOL editor texts.
 FEW_SHOT_EXAMPLES = 3
@@ -190,7 +190,35 @@ INTRO_SYSTEM_ZH = """\
 
 只回答一个 JSON 对象 {"zh": "..."}，不要其他内容。"""
 
-INTRO_SYSTEM = {"en": INTRO_SYSTEM_EN, "zh": INTRO_SYSTEM_ZH}
+WEEK_INTRO_SYSTEM_EN = """\
+You write the English intro of a weekly roundup of Paper Daily, a daily digest of research \
+papers for engineers: one track's week, gathered from its dailies. You are given the week's \
+entries (titles and takeaways: the editors' picks first, marked lead, then the week's highest \
+scores) and how many dailies and deep dives the week has.
+
+The intro is three to five sentences: how many papers, dailies and deep dives the roundup has, \
+the common thread of the week, one line on two or three standout items, and who should read \
+what first ("serving teams: start with …"). Use no number that is not a count of the week's \
+entries, dailies or deep dives, and name no organisation the entries do not name.
+
+Answer with one JSON object {"en": "..."}, nothing else."""
+
+WEEK_INTRO_SYSTEM_ZH = """\
+你为 Paper Daily 撰写某个赛道一周周报的中文导语。Paper Daily 是面向工程师的研究论文日报，周报汇集\
+该赛道一周的日报。给出的是本周的条目（标题和要点：先是编辑精选，标为 lead，再是本周评分最高的论文）\
+以及本周日报的期数和深度解读的篇数。直接用中文写作，不要先想英文再翻译。
+
+导语三到五句：这份周报有几篇论文、汇集几期日报、几篇深度解读，本周的共同主线，两三个亮点各用一句\
+话，以及谁该先读什么（“做推理服务的团队：先看……”）。用中文标点（，。：“”），数字用半角。除了本周\
+条目、日报期数或深度解读的篇数，不要写任何数字；不要写条目没有提到的机构。
+
+只回答一个 JSON 对象 {"zh": "..."}，不要其他内容。"""
+
+# The instructions of an intro's request, by what it introduces (``IntroInput.period``).
+INTRO_SYSTEM = {
+    "day": {"en": INTRO_SYSTEM_EN, "zh": INTRO_SYSTEM_ZH},
+    "week": {"en": WEEK_INTRO_SYSTEM_EN, "zh": WEEK_INTRO_SYSTEM_ZH},
+}
 
 FOLLOW_UP = (
     "Your answer cannot be used as it is: {reasons}. Answer again with the whole JSON "
@@ -333,10 +361,8 @@ def intro_user_message(intro: IntroInput) -> str:
     week = intro.period == "week"
     lines = [
         f"Track: {intro.track_name_en} / {intro.track_name_zh}",
-        # The same instructions serve a week's roundup: it says so, and what its entries are.
-        f"Week: {intro.date} (a weekly roundup of {intro.dailies} dailies, not one day's "
-        "issue; entries marked lead are the editors' picks, the others the week's highest "
-        "scores)"
+        f"Week: {intro.date} (a weekly roundup of {intro.dailies} dailies; entries marked "
+        "lead are the editors' picks, the others the week's highest scores)"
         if week
         else f"Date: {intro.date}",
         f"Papers: {len(intro.entries)}; deep dives: {intro.deep_dives}",
@@ -583,8 +609,8 @@ class LLMDrafter:
     # -- intros ----------------------------------------------------------------------------
 
     def draft_intro(self, intro: IntroInput) -> IntroDraft:
-        """A daily's intro, each language in its own request, sent at once (and one more for
-        a language that fails).
+        """A daily's or a week's intro (``intro.period``), each language in its own request,
+        sent at once (and one more for a language that fails).
 
         Raises ``DraftingStopped`` before the first request when the day's budget is spent.
         """
@@ -597,7 +623,7 @@ class LLMDrafter:
         user = {"role": "user", "content": intro_user_message(intro)}
         conversations = {
             language: (
-                [{"role": "system", "content": INTRO_SYSTEM[language]}, user],
+                [{"role": "system", "content": INTRO_SYSTEM[intro.period][language]}, user],
                 self._asker(
                     language=language,
                     schema_name=INTRO_SCHEMA_NAME,
