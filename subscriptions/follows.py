@@ -16,13 +16,13 @@ import hashlib
 import logging
 import smtplib
 from dataclasses import dataclass
-from email.utils import make_msgid
+from functools import partial
 from zoneinfo import ZoneInfo
 
 from celery import current_app
 from django.conf import settings
 from django.core import signing
-from django.core.mail import EmailMultiAlternatives, get_connection
+from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef
 from django.http import QueryDict
@@ -40,17 +40,15 @@ from subscriptions.services import (
     BatchOutcome,
     ConfirmationExpired,
     ConfirmationInvalid,
+    Mail,
     TooManyRequests,
     absolute_url,
-    address_failed,
+    batch_send,
     claim,
-    delivery_failed,
-    delivery_sent,
     header_value,
     refusal,
     site_domain,
     subscribe_request_allowed,
-    suspend,
 )
 
 log = logging.getLogger(__name__)
@@ -324,77 +322,32 @@ def follow_send_batch(*, frequency: str, period_key: str, follow_ids: list[int])
     """Mail the period's matching papers to those of ``follow_ids`` still due them, each at
     most once: safe to run twice, or in two workers at once (only the claim's holder sends).
     A follow nothing matched in the period gets no mail and no row."""
-    outcome = BatchOutcome()
     period = Period.of(frequency, period_key)
     follows = {
         f.pk: f for f in Follow.objects.confirmed().filter(pk__in=follow_ids, frequency=frequency)
     }
-    connection = get_connection(fail_silently=False)
-    retry_attempts = 0
-    try:
-        for pk in follow_ids:
-            follow = follows.get(pk)
-            if follow is None:
-                outcome.skipped.append(pk)
-                continue
-            try:
-                filters = FollowFilters.parse(QueryDict(follow.filters))
-            except FilterError as error:  # a value readers no longer see: nothing to match
-                log.info("follow %s: %s", pk, error)
-                outcome.skipped.append(pk)
-                continue
-            entries = follow_entries(filters, period)
-            still = Follow.objects.confirmed().filter(pk=pk).exists()
-            delivery = (
-                claim(FollowDelivery, follow_id=pk, period=period.key)
-                if entries and still
-                else None
-            )
-            if delivery is None:
-                outcome.skipped.append(pk)
-                continue
-            message_id = make_msgid(domain=site_domain())
-            try:
-                message = follow_message(
-                    follow=follow, period=period, entries=entries, message_id=message_id
-                )
-                connection.open()
-                connection.send_messages([message])
-            except smtplib.SMTPRecipientsRefused as exc:
-                code, detail = refusal(exc)
-                hard = code >= 500
-                kind = Bounce.Kind.HARD if hard else Bounce.Kind.SOFT
-                Bounce.objects.create(email=follow.email, kind=kind, detail=detail)
-                if hard:
-                    suspend(follow.email)
-                else:
-                    address_failed(follow)
-                retry = delivery_failed(delivery, detail, final=hard)
-            except smtplib.SMTPDataError as exc:
-                address_failed(follow)
-                retry = delivery_failed(
-                    delivery, f"{exc.smtp_code} {exc.smtp_error!r}", final=exc.smtp_code >= 500
-                )
-            except ValueError as exc:  # Django cannot build this message, and never will
-                log.error("follow %s for %s: %r", pk, period.key, exc)
-                address_failed(follow)
-                retry = delivery_failed(delivery, repr(exc), final=True)
-            except (smtplib.SMTPException, OSError) as exc:
-                log.warning("follow %s for %s: %r", pk, period.key, exc)
-                connection.close()
-                retry = delivery_failed(delivery, repr(exc), final=False)
-            else:
-                delivery_sent(delivery, follow, message_id)
-                FollowDelivery.objects.filter(pk=delivery.pk).update(papers=len(entries))
-                outcome.sent.append(pk)
-                continue
-            if retry:
-                outcome.retry.append(pk)
-                retry_attempts = max(retry_attempts, delivery.attempts)
-            else:
-                outcome.failed.append(pk)
-    finally:
-        connection.close()
-    if outcome.retry:
-        outcome.retry_in = limits.retry_delay(retry_attempts).total_seconds()
-    return outcome
+
+    def mail_for(pk: int) -> Mail | None:
+        follow = follows.get(pk)
+        if follow is None:
+            return None
+        try:
+            filters = FollowFilters.parse(QueryDict(follow.filters))
+        except FilterError as error:  # a value readers no longer see: nothing to match
+            log.info("follow %s: %s", pk, error)
+            return None
+        entries = follow_entries(filters, period)
+        still = Follow.objects.confirmed().filter(pk=pk).exists()
+        delivery = (
+            claim(FollowDelivery, follow_id=pk, period=period.key) if entries and still else None
+        )
+        if delivery is None:
+            return None
+        return Mail(
+            follow,
+            delivery,
+            partial(follow_message, follow=follow, period=period, entries=entries),
+            sent_fields={"papers": len(entries)},
+        )
+
+    return batch_send(follow_ids, mail_for, what=f"follow mail for {period.key}")

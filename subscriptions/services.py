@@ -13,8 +13,10 @@ import logging
 import re
 import secrets
 import smtplib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import make_msgid
+from functools import partial
 from urllib.parse import urlsplit
 
 from celery import current_app
@@ -433,15 +435,22 @@ def suspend(email: str) -> None:
         )
 
 
-def delivery_sent(delivery: Delivery, subscriber: Subscriber, message_id: str) -> None:
+def delivery_sent(
+    delivery: Delivery | FollowDelivery,
+    subscriber: Subscriber | Follow,
+    message_id: str,
+    **recorded,
+) -> None:
     """Record a sent delivery (a ``Delivery`` or a ``FollowDelivery``, of its subscriber or
-    follow): the address works, its failures in a row start again."""
+    follow), with what else its row records of the mail (``recorded``): the address works,
+    its failures in a row start again."""
     type(delivery).objects.filter(pk=delivery.pk).update(
         status=Delivery.Status.SENT,
         sent_at=timezone.now(),
         claimed_at=None,
         message_id=message_id,
         last_error="",
+        **recorded,
     )
     if subscriber.failure_count:
         type(subscriber).objects.filter(pk=subscriber.pk).update(failure_count=0)
@@ -469,85 +478,75 @@ def address_failed(subscriber: Subscriber) -> None:
         suspend(subscriber.email)
 
 
-def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutcome:
-    """Send a published daily to those of ``subscriber_ids`` still due it, each at most once.
+@dataclass(frozen=True)
+class Mail:
+    """One mail of a batch, claimed: its recipient (a subscriber or a follow), the delivery
+    row that holds the claim, its builder (called with ``message_id=``) and what its row
+    records once it is sent."""
 
-    Safe to run twice, or in two workers at once: each mail is sent only by the worker that
-    claimed its delivery. A hard bounce suspends the address and the batch goes on."""
+    recipient: Subscriber | Follow
+    delivery: Delivery | FollowDelivery
+    build: Callable[..., EmailMultiAlternatives]
+    sent_fields: dict = field(default_factory=dict)
+
+
+def batch_send(
+    ids: list[int], mail_for: Callable[[int], Mail | None], *, what: str
+) -> BatchOutcome:
+    """Send each of ``ids`` the mail ``mail_for`` claims for it (None: skipped), on one SMTP
+    connection, and record each outcome on its delivery row: sent; a hard bounce suspends
+    the address and gives up; a soft bounce or a refused message counts against the address
+    and is retried with backoff; a mail that cannot be built fails for good; a server or
+    network failure is retried without blaming the address. The batch always goes on.
+    ``what`` names the batch in the logs."""
     outcome = BatchOutcome()
-    # Re-checked here: a daily unpublished after the fan-out is mailed to no one.
-    daily = Daily.objects.published().select_related("track").filter(pk=daily_id).first()
-    if daily is None:
-        outcome.skipped = list(subscriber_ids)
-        return outcome
-    entries = daily_entries(daily)
-    topics = _daily_topics(entries)
-    subscribers = {
-        s.pk: s
-        for s in Subscriber.objects.confirmed().filter(pk__in=subscriber_ids, track=daily.track)
-    }
-    rendered: dict[str, RenderedDigest] = {}  # once per language, not per subscriber
     connection = get_connection(fail_silently=False)
     retry_attempts = 0
     try:
-        for pk in subscriber_ids:
-            subscriber = subscribers.get(pk)
-            if subscriber is None or (subscriber.topic_id and subscriber.topic_id not in topics):
+        for pk in ids:
+            mail = mail_for(pk)
+            if mail is None:
                 outcome.skipped.append(pk)
                 continue
-            # Still confirmed now (an unsubscribe, or a bounce earlier in this batch)?
-            still = Subscriber.objects.confirmed().filter(pk=pk).exists()
-            delivery = delivery_claim(subscriber_id=pk, daily_id=daily.pk) if still else None
-            if delivery is None:
-                outcome.skipped.append(pk)
-                continue
-            if subscriber.language not in rendered:
-                rendered[subscriber.language] = digest_render(
-                    daily=daily, entries=entries, language=subscriber.language
-                )
+            recipient, delivery = mail.recipient, mail.delivery
             message_id = make_msgid(domain=site_domain())
-            message = digest_message(
-                daily=daily,
-                rendered=rendered[subscriber.language],
-                subscriber=subscriber,
-                message_id=message_id,
-            )
             try:
+                message = mail.build(message_id=message_id)
                 connection.open()  # no-op while open; reconnects after a failure closed it
                 connection.send_messages([message])
             except smtplib.SMTPRecipientsRefused as exc:
                 code, detail = refusal(exc)
                 hard = code >= 500
                 Bounce.objects.create(
-                    email=subscriber.email,
+                    email=recipient.email,
                     kind=Bounce.Kind.HARD if hard else Bounce.Kind.SOFT,
                     detail=detail,
-                    delivery=delivery,
+                    delivery=delivery if isinstance(delivery, Delivery) else None,
                 )
                 if hard:
-                    suspend(subscriber.email)
+                    suspend(recipient.email)
                 else:
-                    address_failed(subscriber)
+                    address_failed(recipient)
                 retry = delivery_failed(delivery, detail, final=hard)
             except smtplib.SMTPDataError as exc:
                 # The server refused this message (5xx: for good; 4xx: try again later).
                 detail = f"{exc.smtp_code} {exc.smtp_error!r}"
-                address_failed(subscriber)
+                address_failed(recipient)
                 retry = delivery_failed(delivery, detail, final=exc.smtp_code >= 500)
             except ValueError as exc:
                 # Django cannot build this message (BadHeaderError, or an address with a line
                 # break stored before addresses were checked): it never will, so it fails
                 # for good, and the batch goes on.
-                log.error("digest %s to subscriber %s: %r", daily, pk, exc)
-                address_failed(subscriber)
+                log.error("%s to %s %s: %r", what, recipient._meta.model_name, pk, exc)
+                address_failed(recipient)
                 retry = delivery_failed(delivery, repr(exc), final=True)
             except (smtplib.SMTPException, OSError) as exc:
                 # The server or the network, not the address: retried, never held against it.
-                log.warning("digest %s to subscriber %s: %r", daily, pk, exc)
+                log.warning("%s to %s %s: %r", what, recipient._meta.model_name, pk, exc)
                 connection.close()  # reconnects on the next message
                 retry = delivery_failed(delivery, repr(exc), final=False)
             else:
-                delivery_sent(delivery, subscriber, message_id)
+                delivery_sent(delivery, recipient, message_id, **mail.sent_fields)
                 outcome.sent.append(pk)
                 continue
             if retry:
@@ -560,3 +559,47 @@ def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutco
     if outcome.retry:
         outcome.retry_in = limits.retry_delay(retry_attempts).total_seconds()
     return outcome
+
+
+def digest_send_batch(*, daily_id: int, subscriber_ids: list[int]) -> BatchOutcome:
+    """Send a published daily to those of ``subscriber_ids`` still due it, each at most once.
+
+    Safe to run twice, or in two workers at once: each mail is sent only by the worker that
+    claimed its delivery. A hard bounce suspends the address and the batch goes on."""
+    # Re-checked here: a daily unpublished after the fan-out is mailed to no one.
+    daily = Daily.objects.published().select_related("track").filter(pk=daily_id).first()
+    if daily is None:
+        return BatchOutcome(skipped=list(subscriber_ids))
+    entries = daily_entries(daily)
+    topics = _daily_topics(entries)
+    subscribers = {
+        s.pk: s
+        for s in Subscriber.objects.confirmed().filter(pk__in=subscriber_ids, track=daily.track)
+    }
+    rendered: dict[str, RenderedDigest] = {}  # once per language, not per subscriber
+
+    def mail_for(pk: int) -> Mail | None:
+        subscriber = subscribers.get(pk)
+        if subscriber is None or (subscriber.topic_id and subscriber.topic_id not in topics):
+            return None
+        # Still confirmed now (an unsubscribe, or a bounce earlier in this batch)?
+        still = Subscriber.objects.confirmed().filter(pk=pk).exists()
+        delivery = delivery_claim(subscriber_id=pk, daily_id=daily.pk) if still else None
+        if delivery is None:
+            return None
+        if subscriber.language not in rendered:
+            rendered[subscriber.language] = digest_render(
+                daily=daily, entries=entries, language=subscriber.language
+            )
+        return Mail(
+            subscriber,
+            delivery,
+            partial(
+                digest_message,
+                daily=daily,
+                rendered=rendered[subscriber.language],
+                subscriber=subscriber,
+            ),
+        )
+
+    return batch_send(subscriber_ids, mail_for, what=f"digest {daily}")

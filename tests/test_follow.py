@@ -17,9 +17,10 @@ from django.test.utils import CaptureQueriesContext
 from dailies.models import Daily
 from follow import limits as follow_limits
 from subscriptions import follows, limits
-from subscriptions.models import Follow, FollowDelivery
+from subscriptions.models import Bounce, Follow, FollowDelivery
 from subscriptions.tasks import send_follow_mails
 from tests.factories import make_daily, make_paper, make_track
+from tests.smtp_server import SMTPServer, free_port
 
 LANGS = ["en", "zh"]
 CONFIRM = re.compile(r"https?://\S+/subscribe/follow/confirm/(\S+)/")
@@ -253,6 +254,68 @@ def test_it_unsubscribes_a_follow_by_the_one_click_post_and_mails_it_no_more(
     assert anonymous.post(f"/en/subscribe/follow/unsubscribe/{follow.token}/").status_code == 200
     send_follow_mails.delay()
     assert smtp_server.messages == []
+
+
+def _confirmed(email: str, filters: str = "lab=acme") -> Follow:
+    return Follow.objects.create(
+        email=email,
+        language="en",
+        filters=filters,
+        filters_digest=follows.filters_digest(filters),
+        frequency="weekly",
+        status=Follow.Status.CONFIRMED,
+        confirmed_at=MONDAY - dt.timedelta(days=10),
+    )
+
+
+def _send_week(*follow_list: Follow):
+    return follows.follow_send_batch(
+        frequency="weekly", period_key="2026-W44", follow_ids=[f.pk for f in follow_list]
+    )
+
+
+@time_machine.travel(MONDAY, tick=False)
+def test_a_hard_bounce_suspends_the_follow_gives_its_mail_up_and_mails_the_others(
+    site, smtp_server
+):
+    smtp_server.refuse["dead@example.org"] = "550 5.1.1 No such user"
+    dead, ada = _confirmed("dead@example.org"), _confirmed("ada@example.org")
+    outcome = _send_week(dead, ada)
+    assert (outcome.failed, outcome.sent, outcome.retry) == ([dead.pk], [ada.pk], [])
+    assert len(smtp_server.to("ada@example.org")) == 1
+    dead.refresh_from_db()
+    assert dead.status == Follow.Status.SUSPENDED and dead.suspended_at is not None
+    bounce = Bounce.objects.get()
+    assert (bounce.email, bounce.kind, bounce.delivery) == ("dead@example.org", "hard", None)
+    delivery = FollowDelivery.objects.get(follow=dead)
+    assert (delivery.status, delivery.attempts) == (FollowDelivery.Status.FAILED, 1)
+    assert "550" in delivery.last_error
+    assert _send_week(dead).skipped == [dead.pk]  # suspended: never tried again
+
+
+@time_machine.travel(MONDAY, tick=False)
+def test_it_retries_a_follow_mail_when_the_server_is_down_without_blaming_the_address(
+    site, settings
+):
+    follow = _confirmed("ada@example.org")
+    port = free_port()  # nothing listens here yet
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", port, 2
+    outcome = _send_week(follow)
+    assert outcome.retry == [follow.pk] and outcome.retry_in == 60
+    delivery = FollowDelivery.objects.get()
+    assert delivery.status == FollowDelivery.Status.QUEUED and delivery.last_error
+    follow.refresh_from_db()
+    assert follow.failure_count == 0 and not Bounce.objects.exists()
+    assert _send_week(follow).skipped == [follow.pk]  # not before its backoff has passed
+    with (
+        SMTPServer(port) as server,
+        time_machine.travel(MONDAY + limits.retry_delay(1), tick=False),
+    ):
+        assert _send_week(follow).sent == [follow.pk]
+        assert len(server.to("ada@example.org")) == 1
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.papers) == ("sent", 2, 3)
 
 
 def test_it_keeps_stored_line_breaks_out_of_the_follow_mails_headers(site, settings):
