@@ -33,7 +33,10 @@ class _ChoicesForm(forms.Form):
     )
 
 
-class SubscribeForm(_ChoicesForm):
+class _AddressForm(forms.Form):
+    """A subscribe form's address and honeypot; its other fields are what the address asks
+    for (``subscription``)."""
+
     email = forms.EmailField(label=_("Email address"), max_length=EMAIL_MAX_LENGTH)
     # The honeypot: hidden from people (the template wraps it in ``hidden``), filled by bots.
     website = forms.CharField(
@@ -42,8 +45,6 @@ class SubscribeForm(_ChoicesForm):
         widget=forms.TextInput(attrs={"tabindex": "-1", "autocomplete": "off"}),
     )
 
-    field_order = ["email", "track", "language", "topic", "website"]
-
     def clean_email(self) -> str:
         return address_canonical(self.cleaned_data["email"])
 
@@ -51,23 +52,27 @@ class SubscribeForm(_ChoicesForm):
     def is_bot(self) -> bool:
         return bool(self.cleaned_data.get("website"))
 
+    @property
+    def subscription(self) -> dict:
+        """The cleaned fields but the honeypot: the subscribe service's arguments."""
+        return {name: value for name, value in self.cleaned_data.items() if name != "website"}
+
+
+class SubscribeForm(_AddressForm, _ChoicesForm):
+    field_order = ["email", "track", "language", "topic", "website"]
+
 
 class PreferencesForm(_ChoicesForm):
     pass
 
 
-class FollowSubscribeForm(forms.Form):
+class FollowSubscribeForm(_AddressForm):
     """The follow builder's mail form: the filter set (its query string), an address, the
     mails' language and how often."""
 
-    email = forms.EmailField(label=_("Email address"), max_length=EMAIL_MAX_LENGTH)
     filters = forms.CharField(max_length=FILTERS_MAX_LENGTH)
     language = forms.ChoiceField(label=_("Language of the mails"), choices=Language.choices)
     frequency = forms.ChoiceField(label=_("How often"), choices=Follow.Frequency.choices)
-    website = forms.CharField(required=False)  # the honeypot, as on the subscribe form
-
-    def clean_email(self) -> str:
-        return address_canonical(self.cleaned_data["email"])
 
     def clean_filters(self) -> FollowFilters:
         try:
@@ -77,7 +82,3 @@ class FollowSubscribeForm(forms.Form):
         if not filters:
             raise forms.ValidationError(_("Choose at least one filter."))
         return filters
-
-    @property
-    def is_bot(self) -> bool:
-        return bool(self.cleaned_data.get("website"))

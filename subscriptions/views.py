@@ -3,6 +3,8 @@ subscription only through its random token; none of them shows an address."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -17,37 +19,44 @@ from subscriptions.forms import FollowSubscribeForm, PreferencesForm, SubscribeF
 from subscriptions.models import Follow, Subscriber
 
 
+def _subscribe_requested(
+    request: HttpRequest, form: SubscribeForm | FollowSubscribeForm, subscribe: Callable
+) -> HttpResponse:
+    """Ask ``subscribe`` (the digest's or a follow's service) for what a valid form asks,
+    and answer with the same page whether the address is new, pending, confirmed or
+    suspended; a bot (the honeypot filled) gets it too and nothing happens. Past a limit on
+    subscribe requests: 429, and when to try again."""
+    if not form.is_bot:
+        try:
+            subscribe(**form.subscription, client=addresses.client_key(client_ip_address(request)))
+        except services.TooManyRequests:
+            window = int(limits.SUBSCRIBE_WINDOW.total_seconds())
+            response = render(
+                request, "subscriptions/too_many.html", {"minutes": window // 60}, status=429
+            )
+            response["Retry-After"] = str(window)
+            return response
+    return render(request, "subscriptions/check_inbox.html", {"days": limits.CONFIRM_MAX_AGE.days})
+
+
+def _link_refused(request: HttpRequest, refused: Exception) -> HttpResponse:
+    """A confirmation link that expired, or that was tampered with or names a subscription
+    gone or cancelled since."""
+    expired = isinstance(refused, services.ConfirmationExpired)
+    return render(
+        request,
+        "subscriptions/link_refused.html",
+        {"expired": expired, "days": limits.CONFIRM_MAX_AGE.days},
+        status=400,
+    )
+
+
 @require_http_methods(["GET", "POST"])
 def subscribe(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = SubscribeForm(request.POST)
         if form.is_valid():
-            if not form.is_bot:  # a bot gets the same answer and nothing happens
-                data = form.cleaned_data
-                try:
-                    services.subscriber_subscribe(
-                        email=data["email"],
-                        track=data["track"],
-                        language=data["language"],
-                        topic=data["topic"],
-                        client=addresses.client_key(client_ip_address(request)),
-                    )
-                except services.TooManyRequests:
-                    window = int(limits.SUBSCRIBE_WINDOW.total_seconds())
-                    response = render(
-                        request,
-                        "subscriptions/too_many.html",
-                        {"minutes": window // 60},
-                        status=429,
-                    )
-                    response["Retry-After"] = str(window)
-                    return response
-            # The same page whether the address is new, pending, confirmed or suspended.
-            return render(
-                request,
-                "subscriptions/check_inbox.html",
-                {"days": limits.CONFIRM_MAX_AGE.days},
-            )
+            return _subscribe_requested(request, form, services.subscriber_subscribe)
         status = 400
     else:
         form = SubscribeForm(
@@ -67,15 +76,8 @@ def confirm(request: HttpRequest, token: str) -> HttpResponse:
             subscriber = services.subscriber_confirm(token=token)
             return render(request, "subscriptions/confirmed.html", {"subscriber": subscriber})
         subscriber = services.confirmation_subscriber(token=token)
-    except services.ConfirmationExpired:
-        return render(
-            request,
-            "subscriptions/link_refused.html",
-            {"expired": True, "days": limits.CONFIRM_MAX_AGE.days},
-            status=400,
-        )
-    except services.ConfirmationInvalid:
-        return render(request, "subscriptions/link_refused.html", {"expired": False}, status=400)
+    except (services.ConfirmationExpired, services.ConfirmationInvalid) as refused:
+        return _link_refused(request, refused)
     return render(request, "subscriptions/confirm.html", {"subscriber": subscriber})
 
 
@@ -130,24 +132,7 @@ def follow_subscribe(request: HttpRequest) -> HttpResponse:
     form = FollowSubscribeForm(request.POST)
     if not form.is_valid():
         return render(request, "subscriptions/follow_refused.html", {"form": form}, status=400)
-    if not form.is_bot:
-        data = form.cleaned_data
-        try:
-            follows.follow_subscribe(
-                email=data["email"],
-                filters=data["filters"],
-                language=data["language"],
-                frequency=data["frequency"],
-                client=addresses.client_key(client_ip_address(request)),
-            )
-        except services.TooManyRequests:
-            window = int(limits.SUBSCRIBE_WINDOW.total_seconds())
-            response = render(
-                request, "subscriptions/too_many.html", {"minutes": window // 60}, status=429
-            )
-            response["Retry-After"] = str(window)
-            return response
-    return render(request, "subscriptions/check_inbox.html", {"days": limits.CONFIRM_MAX_AGE.days})
+    return _subscribe_requested(request, form, follows.follow_subscribe)
 
 
 @never_cache
@@ -159,15 +144,8 @@ def follow_confirm(request: HttpRequest, token: str) -> HttpResponse:
             follow = follows.follow_confirm(token=token)
             return render(request, "subscriptions/follow_confirmed.html", {"follow": follow})
         follow = follows.follow_confirmation(token=token)
-    except services.ConfirmationExpired:
-        return render(
-            request,
-            "subscriptions/link_refused.html",
-            {"expired": True, "days": limits.CONFIRM_MAX_AGE.days},
-            status=400,
-        )
-    except services.ConfirmationInvalid:
-        return render(request, "subscriptions/link_refused.html", {"expired": False}, status=400)
+    except (services.ConfirmationExpired, services.ConfirmationInvalid) as refused:
+        return _link_refused(request, refused)
     return render(
         request,
         "subscriptions/follow_confirm.html",

@@ -13,6 +13,7 @@ import pytest
 import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from dailies.models import Daily
 from follow import limits as follow_limits
@@ -161,6 +162,34 @@ def test_it_subscribes_to_a_filter_set_with_a_confirmed_link(
     )
     assert refused.status_code == 400 and "nowhere" in refused.content.decode()
     assert not Follow.objects.filter(email="b@example.org").exists()
+
+
+def test_it_gives_the_same_answer_to_a_bot_and_stores_nothing(site, anonymous, smtp_server):
+    response = anonymous.post(
+        "/en/subscribe/follow/",
+        {
+            "email": "bot@example.org",
+            "filters": "lab=acme",
+            "language": "en",
+            "frequency": "daily",
+            "website": "http://spam.example",
+        },
+    )
+    assert response.status_code == 200 and "Check your inbox" in response.content.decode()
+    assert not Follow.objects.exists() and smtp_server.messages == []
+
+
+def test_it_refuses_an_expired_or_tampered_follow_confirmation_link(site, anonymous):
+    follow = _confirmed("ada@example.org")
+    Follow.objects.filter(pk=follow.pk).update(status=Follow.Status.PENDING)
+    token = follows.follow_confirmation_token(follow)
+    with time_machine.travel(timezone.now() + limits.CONFIRM_MAX_AGE + dt.timedelta(seconds=5)):
+        response = anonymous.post(f"/en/subscribe/follow/confirm/{token}/")
+    assert response.status_code == 400 and "has expired" in response.content.decode()
+    for bad in (token[:-2] + "xx", follow.token):
+        response = anonymous.get(f"/en/subscribe/follow/confirm/{bad}/")
+        assert response.status_code == 400 and "no longer valid" in response.content.decode()
+    assert Follow.objects.get().status == Follow.Status.PENDING
 
 
 def test_it_rate_limits_follow_requests_per_address_at_the_limit(site, anonymous):
