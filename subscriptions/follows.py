@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import logging
-import smtplib
 from dataclasses import dataclass
 from functools import partial
 from zoneinfo import ZoneInfo
@@ -35,18 +34,18 @@ from dailies.models import DailyEntry
 from follow.filters import FilterError, FollowFilters
 from papers.languages import pick_language
 from subscriptions import addresses, limits
-from subscriptions.models import Bounce, Follow, FollowDelivery
+from subscriptions.models import Follow, FollowDelivery
 from subscriptions.services import (
     BatchOutcome,
-    ConfirmationExpired,
     ConfirmationInvalid,
     Mail,
     TooManyRequests,
     absolute_url,
     batch_send,
     claim,
+    confirmation_send,
+    confirmation_signed_id,
     header_value,
-    refusal,
     site_domain,
     subscribe_request_allowed,
 )
@@ -127,28 +126,13 @@ def follow_send_confirmation(*, follow_id: int) -> bool:
         }
         subject = header_value(_("Confirm what you follow on Paper Daily"))
         body = render_to_string("subscriptions/email/follow_confirm.txt", context)
-    try:
-        EmailMultiAlternatives(subject=subject, body=body, to=[follow.email]).send()
-    except smtplib.SMTPRecipientsRefused as exc:
-        code, detail = refusal(exc)
-        kind = Bounce.Kind.HARD if code >= 500 else Bounce.Kind.SOFT
-        Bounce.objects.create(email=follow.email, kind=kind, detail=detail)
-        if kind == Bounce.Kind.SOFT:
-            raise
-        return False
-    return True
+    return confirmation_send(EmailMultiAlternatives(subject=subject, body=body, to=[follow.email]))
 
 
 def follow_confirmation(*, token: str) -> Follow:
     """The pending or confirmed follow a confirmation link names; ConfirmationExpired or
     ConfirmationInvalid otherwise. Changes nothing."""
-    signer = signing.TimestampSigner(salt=_CONFIRM_SALT)
-    try:
-        pk = int(signer.unsign(token, max_age=limits.CONFIRM_MAX_AGE))
-    except signing.SignatureExpired:
-        raise ConfirmationExpired(token) from None
-    except (signing.BadSignature, ValueError):
-        raise ConfirmationInvalid(token) from None
+    pk = confirmation_signed_id(token, salt=_CONFIRM_SALT)
     follow = Follow.objects.filter(pk=pk, status__in=[Status.PENDING, Status.CONFIRMED]).first()
     if follow is None:
         raise ConfirmationInvalid(token)

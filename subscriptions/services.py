@@ -169,28 +169,41 @@ def subscriber_send_confirmation(*, subscriber_id: int) -> bool:
     )
     if subscriber is None:
         return False
+    return confirmation_send(confirmation_message(subscriber))
+
+
+def confirmation_send(message: EmailMultiAlternatives) -> bool:
+    """Send a confirmation mail (a subscriber's or a follow's): False when its address is
+    refused for good; a refusal is recorded as a bounce, and a soft one raised for the task
+    to retry."""
     try:
-        confirmation_message(subscriber).send()
+        message.send()
     except smtplib.SMTPRecipientsRefused as exc:
         code, detail = refusal(exc)
         kind = Bounce.Kind.HARD if code >= 500 else Bounce.Kind.SOFT
-        Bounce.objects.create(email=subscriber.email, kind=kind, detail=detail)
+        Bounce.objects.create(email=message.to[0], kind=kind, detail=detail)
         if kind == Bounce.Kind.SOFT:
             raise
         return False
     return True
 
 
-def confirmation_subscriber(*, token: str) -> Subscriber:
-    """The pending or confirmed subscription a confirmation link names, or
-    ConfirmationExpired / ConfirmationInvalid. Changes nothing (a GET of the link runs it)."""
-    signer = signing.TimestampSigner(salt=_CONFIRM_SALT)
+def confirmation_signed_id(token: str, *, salt: str) -> int:
+    """The id a confirmation link's token signs with ``salt``: ConfirmationExpired past
+    limits.CONFIRM_MAX_AGE, ConfirmationInvalid when it was tampered with."""
+    signer = signing.TimestampSigner(salt=salt)
     try:
-        pk = int(signer.unsign(token, max_age=limits.CONFIRM_MAX_AGE))
+        return int(signer.unsign(token, max_age=limits.CONFIRM_MAX_AGE))
     except signing.SignatureExpired:
         raise ConfirmationExpired(token) from None
     except (signing.BadSignature, ValueError):
         raise ConfirmationInvalid(token) from None
+
+
+def confirmation_subscriber(*, token: str) -> Subscriber:
+    """The pending or confirmed subscription a confirmation link names, or
+    ConfirmationExpired / ConfirmationInvalid. Changes nothing (a GET of the link runs it)."""
+    pk = confirmation_signed_id(token, salt=_CONFIRM_SALT)
     subscriber = (
         Subscriber.objects.select_related("track")
         .filter(pk=pk, status__in=[Status.PENDING, Status.CONFIRMED])

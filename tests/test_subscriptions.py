@@ -7,6 +7,9 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import re
+import smtplib
+from collections.abc import Callable
+from functools import partial
 
 import pytest
 import time_machine
@@ -14,8 +17,8 @@ from django.core import signing
 from django.test import Client
 from django.utils import timezone
 
-from subscriptions import limits, services
-from subscriptions.models import Subscriber
+from subscriptions import follows, limits, services
+from subscriptions.models import Bounce, Follow, Subscriber
 from tests.factories import make_subscriber, make_track
 
 pytestmark = pytest.mark.django_db
@@ -75,6 +78,32 @@ def test_it_mails_a_confirmation_link_and_confirms_with_it(
     assert subscriber.status == Subscriber.Status.CONFIRMED
     assert subscriber.confirmed_at is not None
     assert anonymous.post(f"/zh/subscribe/confirm/{token}/").status_code == 200  # idempotent
+
+
+def _pending(kind: str, email: str) -> Callable[[], bool]:
+    """A pending subscriber or follow of ``email``, and the service mailing its link."""
+    if kind == "follow":
+        follow = Follow.objects.create(
+            email=email, language="en", filters="lab=acme", frequency="daily"
+        )
+        return partial(follows.follow_send_confirmation, follow_id=follow.pk)
+    subscriber = make_subscriber(email, status="pending")
+    return partial(services.subscriber_send_confirmation, subscriber_id=subscriber.pk)
+
+
+@pytest.mark.parametrize("kind", ["subscriber", "follow"])
+def test_a_refused_confirmation_is_a_bounce_given_up_when_hard_retried_when_soft(
+    db, smtp_server, kind
+):
+    smtp_server.refuse["dead@example.org"] = "550 5.1.1 No such user"
+    smtp_server.refuse["full@example.org"] = "452 4.2.2 Mailbox full"
+    assert _pending(kind, "dead@example.org")() is False
+    with pytest.raises(smtplib.SMTPRecipientsRefused):  # the task retries it
+        _pending(kind, "full@example.org")()
+    assert set(Bounce.objects.values_list("email", "kind")) == {
+        ("dead@example.org", "hard"),
+        ("full@example.org", "soft"),
+    }
 
 
 def test_it_normalises_the_address(anonymous, track):
