@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Subquery
 
 from dailies.extensions import paper_filter, paper_prefetches, papers_with_feature
 from dailies.models import Daily, DailyEntry, WeeklyRoundup, iso_week_label
@@ -45,6 +45,9 @@ class Week:
     dived: list[DailyEntry] = field(default_factory=list)
     verified: list[DailyEntry] = field(default_factory=list)
     paper_ids: list[int] = field(default_factory=list)
+    # The Mondays of the nearest weeks before and after with a published daily (the pager).
+    previous: dt.date | None = None
+    following: dt.date | None = None
 
     @property
     def paper_count(self) -> int:
@@ -63,6 +66,14 @@ class Week:
     @property
     def label(self) -> str:
         return iso_week_label(self.monday)
+
+    @property
+    def previous_label(self) -> str:
+        return iso_week_label(self.previous) if self.previous else ""
+
+    @property
+    def following_label(self) -> str:
+        return iso_week_label(self.following) if self.following else ""
 
     @property
     def sunday(self) -> dt.date:
@@ -87,10 +98,16 @@ class Week:
 
 
 def published_week_dailies(track: Track, monday: dt.date) -> list[Daily]:
-    """The track's published dailies of the week, oldest first (one query)."""
+    """The track's published dailies of the week, oldest first, each with the dates of the
+    track's published dailies just before and just after the week, ``previous_date`` and
+    ``following_date`` (one query)."""
+    sunday = monday + dt.timedelta(days=6)
+    published = Daily.objects.published().filter(track=track)
+    before = published.filter(date__lt=monday).order_by("-date").values("date")[:1]
+    after = published.filter(date__gt=sunday).order_by("date").values("date")[:1]
     return list(
-        Daily.objects.published()
-        .filter(track=track, date__range=(monday, monday + dt.timedelta(days=6)))
+        published.filter(date__range=(monday, sunday))
+        .annotate(previous_date=Subquery(before), following_date=Subquery(after))
         .order_by("date")
     )
 
@@ -163,6 +180,9 @@ def week_roundup(track: Track, monday: dt.date) -> Week | None:
         daily.track = track
     roundup = WeeklyRoundup.objects.filter(track=track, week_start=monday).first()
     week = Week(track=track, monday=monday, dailies=dailies, roundup=roundup)
+    previous, following = dailies[0].previous_date, dailies[0].following_date
+    week.previous = week_monday(previous) if previous else None
+    week.following = week_monday(following) if following else None
     _sections(week, _entries(dailies))
     return week
 

@@ -127,6 +127,27 @@ def test_it_lists_the_deep_dives_and_the_verified_code_of_the_week(db, anonymous
     assert f"/code/{name}/" in code
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_it_links_the_nearest_weeks_with_a_published_daily(db, anonymous, lang):
+    made = _week()
+    track = made["published"][0].track
+    make_daily(track=track, date=MONDAY - dt.timedelta(weeks=2), papers=[make_paper("w42")])
+    for day, slug in ((MONDAY - dt.timedelta(weeks=1), "w43"), (_day(14), "w46")):
+        make_daily(track=track, date=day, papers=[make_paper(slug)], status=Daily.Status.DRAFT)
+    previous, following = ("上一周", "下一周") if lang == "zh" else ("Previous week", "Next week")
+    html = anonymous.get(f"/{lang}/infra/week/2026-W44/").content.decode()
+    # W43 has only a draft daily: the link skips it.
+    assert f'<a rel="prev" href="/{lang}/infra/week/2026-W42/">← {previous} · 2026-W42</a>' in html
+    assert f'<a rel="next" href="/{lang}/infra/week/2026-W45/">{following} · 2026-W45 →</a>' in html
+    assert "2026-W43" not in html
+    # Nor W46: the last week with a published daily has no next link.
+    html = anonymous.get(f"/{lang}/infra/week/2026-W45/").content.decode()
+    assert f'rel="prev" href="/{lang}/infra/week/2026-W44/"' in html
+    assert 'rel="next"' not in html and "2026-W46" not in html
+    html = anonymous.get(f"/{lang}/infra/week/2026-W42/").content.decode()
+    assert 'rel="prev"' not in html and f'rel="next" href="/{lang}/infra/week/2026-W44/"' in html
+
+
 def test_the_daily_page_links_its_week(db, anonymous):
     _week()
     for lang in ("en", "zh"):
@@ -343,6 +364,24 @@ def test_a_daily_published_in_the_week_retires_its_week_page(db, anonymous, edit
     assert "secret-draft-paper" in anonymous.get(WEEK).content.decode()
 
 
+def test_a_daily_published_in_another_week_retires_the_week_pages_it_neighbours(
+    db, anonymous, editor
+):
+    made = _week()
+    before = MONDAY - dt.timedelta(days=3)  # Friday of 2026-W43
+    w43 = make_daily(
+        track=made["published"][0].track,
+        date=before,
+        papers=[make_paper("w43")],
+        status=Daily.Status.DRAFT,
+    )
+    _warm(anonymous, [WEEK])
+    assert 'rel="prev"' not in anonymous.get(WEEK).content.decode()
+    services.daily_publish(daily=w43, user=editor)
+    assert _kept(anonymous, [WEEK]) == []
+    assert 'rel="prev" href="/en/infra/week/2026-W43/"' in anonymous.get(WEEK).content.decode()
+
+
 def test_deleting_a_published_roundup_takes_an_editor_and_retires_the_week_page(
     db, anonymous, editor, contributor
 ):
@@ -394,11 +433,16 @@ def test_the_page_costs_a_fixed_number_of_queries(
     made = _week(papers_a_day=papers_a_day)
     make_deep_dive(made["published"][0].entries.get(position=1).paper)
     services.roundup_get_or_create(track=make_track(), week_start=MONDAY)
-    # The track, the dailies, the roundup, the entries with their paper and venue, their
-    # organisations, summaries, topics, deep dives and code, the deep-dive feature, the
-    # verified code: 11 whatever the number of papers.
+    make_daily(track=make_track(), date=MONDAY - dt.timedelta(weeks=1))
+    # The track, the dailies (with the dates of the weeks before and after), the roundup,
+    # the entries with their paper and venue, their organisations, summaries, topics, deep
+    # dives and code, the deep-dive feature, the verified code: 11 whatever the number of
+    # papers.
     with django_assert_num_queries(11):
-        assert anonymous.get(WEEK).status_code == 200
+        response = anonymous.get(WEEK)
+    html = response.content.decode()
+    assert 'rel="prev" href="/en/infra/week/2026-W43/"' in html
+    assert 'rel="next" href="/en/infra/week/2026-W45/"' in html
 
 
 @pytest.mark.parametrize("weeks", [1, 3])
