@@ -9,7 +9,9 @@ from django.conf import settings
 from django.core.paginator import InvalidPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
 from dailies import selectors, weekly
@@ -17,6 +19,7 @@ from dailies.citation import ris
 from dailies.extensions import related_papers
 from dailies.models import DailyStats
 from dailies.templatetags.digest import bibtex, paper_links
+from digest_site import part_cache
 from digest_site.context_processors import THEME_COOKIE, THEMES
 from digest_site.page_cache import tag
 from digest_site.visibility import may_preview
@@ -44,7 +47,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpResponse:
-    page = selectors.daily_page(track, date, user=request.user)
+    # A preview prints what readers may not see: it neither reads nor keeps cached entries.
+    started = None if may_preview(request.user) else part_cache.clock_before_reads()
+    page = selectors.daily_page(track, date, user=request.user, lists=False)
     if page is None:
         raise Http404("no such daily")
     daily, entries = page.daily, page.entries
@@ -57,6 +62,7 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
             "daily": daily,
             "track": daily.track,
             "entries": entries,
+            "entries_html": _entries_html(page, started if daily.is_published else None),
             "selection": page.selection,
             "any_score": any(e.score is not None for e in entries),
             "stats": DailyStats.from_entries(daily.candidates_scored, entries),
@@ -65,6 +71,28 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
             "preview": not daily.is_published,
         },
     )
+
+
+def _entries_html(page: selectors.DailyPage, started: int | None) -> list[SafeString]:
+    """Each entry of ``page`` as its page prints it: from the cache when its tags (its daily,
+    paper and track) are where they were when it was kept, else rendered (reading its
+    paper's lists) and kept, unless ``started`` is None (``digest_site.part_cache``)."""
+    daily, track = page.daily, page.daily.track
+    tags = {
+        entry.pk: (f"daily:{daily.pk}", f"paper:{entry.paper_id}", f"track:{track.slug}")
+        for entry in page.entries
+    }
+    language = get_language()
+    cached = part_cache.parts("daily-entry", tags, started=started, vary=(language,))
+    missing = [entry for entry in page.entries if entry.pk not in cached.found]
+    selectors.with_paper_lists(missing)
+    context = {"daily": daily, "track": track, "selection": page.selection, "LANG": language}
+    rendered = {
+        entry.pk: render_to_string("dailies/_entry.html", {**context, "entry": entry})
+        for entry in missing
+    }
+    cached.keep(rendered)
+    return [mark_safe(cached.found.get(entry.pk) or rendered[entry.pk]) for entry in page.entries]
 
 
 def track_archive(request: HttpRequest, track: str) -> HttpResponse:

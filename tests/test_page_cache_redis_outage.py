@@ -28,9 +28,10 @@ DAILY = "/en/infra/2026-10-28/"
 class RedisServer:
     """A private redis-server on a free port, without persistence."""
 
-    def __init__(self, tmp_path) -> None:
+    def __init__(self, tmp_path, *options: str) -> None:
         self.port = free_port()
         self.dir = tmp_path
+        self.options = options
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
@@ -47,6 +48,7 @@ class RedisServer:
                 "no",
                 "--dir",
                 str(self.dir),
+                *self.options,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -149,6 +151,23 @@ def test_the_periodic_publisher_makes_a_retirement_a_worker_could_not(db, redis_
     publish_due_dailies()  # the next tick, in the same process, before any page is read
     assert cache_tags.retire_pending() is False  # nothing left to make
     assert _served_from_cache(Client(), DAILY)[0] == 404
+
+
+@needs_redis_server
+def test_a_daily_renders_its_entries_when_the_cache_fails_after_answering(db, tmp_path, settings):
+    # A Redis that answers single reads (the clock) and refuses reads of many keys (the
+    # kept entries): the entries are rendered.
+    server = RedisServer(tmp_path, "--rename-command", "MGET", "")
+    server.start()
+    try:
+        settings.CACHES = redis_caches(server.port)
+        settings.CACHE_BREAKER_S = 0
+        make_daily()
+        response = Client().get(DAILY)
+        assert response.status_code == 200
+        assert response.content.decode().count('class="entry-title"') == 3
+    finally:
+        server.stop()
 
 
 def _a_new_process() -> None:

@@ -13,7 +13,13 @@ from dailies.selectors.common import (
     published_tracks,
     visible_papers,
 )
-from dailies.selectors.daily import DailyPage, daily_entries, daily_neighbours, daily_page
+from dailies.selectors.daily import (
+    DailyPage,
+    daily_entries,
+    daily_neighbours,
+    daily_page,
+    with_paper_lists,
+)
 from dailies.selectors.home import HomeSection, home_sections
 from dailies.selectors.index import index_paper_count, index_papers, search_result_papers
 from dailies.selectors.paper import paper_headings, paper_page
@@ -41,4 +47,5 @@ __all__ = [
     "topics_with_papers",
     "track_archive",
     "visible_papers",
+    "with_paper_lists",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Subquery, prefetch_related_objects
 
 from dailies.models import Daily, DailyEntry
 from dailies.selection import Selection, daily_selection
@@ -14,11 +14,20 @@ from dailies.selectors.common import paper_lists
 from digest_site.visibility import Reader
 
 
-def daily_entries(daily: Daily) -> list[DailyEntry]:
-    """A daily's entries in order, with everything its page shows (a fixed 6+ queries)."""
-    return list(
-        daily.entries.select_related("paper__venue").prefetch_related(*paper_lists("paper__"))
-    )
+def daily_entries(daily: Daily, *, lists: bool = True) -> list[DailyEntry]:
+    """A daily's entries in order, with everything its page shows (a fixed 6+ queries); with
+    only their papers' summaries when not ``lists`` (2 queries: ``with_paper_lists`` reads
+    the rest for the entries that need it)."""
+    entries = daily.entries.select_related("paper__venue")
+    if not lists:
+        return list(entries.prefetch_related("paper__summaries"))
+    return list(entries.prefetch_related(*paper_lists("paper__")))
+
+
+def with_paper_lists(entries: list[DailyEntry]) -> None:
+    """Read what an entry prints of its paper's lists (``paper_lists``) for ``entries``: a
+    query for each list not read yet, none when ``entries`` is empty."""
+    prefetch_related_objects(entries, *paper_lists("paper__"))
 
 
 def daily_neighbours(daily: Daily, *, user: Reader) -> tuple[Daily | None, Daily | None]:
@@ -43,9 +52,10 @@ class DailyPage:
     selection: Selection
 
 
-def daily_page(track: str, date: dt.date, *, user: Reader) -> DailyPage | None:
+def daily_page(track: str, date: dt.date, *, user: Reader, lists: bool = True) -> DailyPage | None:
     """The daily of ``track`` (its slug) on ``date`` if ``user`` may see it, with the dates
-    of the previous and next daily of the track ``user`` may see (a fixed 9+ queries)."""
+    of the previous and next daily of the track ``user`` may see (a fixed 8 queries; 4 when
+    not ``lists``: the entries' papers without their lists, ``with_paper_lists``)."""
     same_track = Daily.objects.visible_to(user).filter(track_id=OuterRef("track_id"))
     before = same_track.filter(date__lt=OuterRef("date")).order_by("-date")
     after = same_track.filter(date__gt=OuterRef("date")).order_by("date")
@@ -61,7 +71,7 @@ def daily_page(track: str, date: dt.date, *, user: Reader) -> DailyPage | None:
     )
     if daily is None:
         return None
-    entries = daily_entries(daily)
+    entries = daily_entries(daily, lists=lists)
     return DailyPage(
         daily,
         entries,
