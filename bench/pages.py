@@ -550,7 +550,7 @@ for path in ({DAILY!r}, {INDEX!r}):
           f"{{ms['sql']:5.2f}} ms, the rest {{total - ms['templates'] - ms['sql']:5.2f}} ms")
     if path != {DAILY!r}:
         continue
-    # The daily's entries kept in the cache are retired with it: each render after a
+    # The daily's cached entries are retired with it: each render after a
     # retirement of everything renders every entry.
     times, cpu = [], []
     for _ in range(50):

@@ -47,7 +47,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpResponse:
-    # A preview prints what readers may not see: it neither reads nor keeps cached entries.
+    # A preview prints what readers may not see: it neither reads nor stores cached entries.
     started = None if may_preview(request.user) else part_cache.clock_before_reads()
     page = selectors.daily_page(track, date, user=request.user, lists=False)
     if page is None:
@@ -75,8 +75,8 @@ def daily_detail(request: HttpRequest, track: str, date: dt.date) -> HttpRespons
 
 def _entries_html(page: selectors.DailyPage, started: int | None) -> list[SafeString]:
     """Each entry of ``page`` as its page prints it: from the cache when its tags (its daily,
-    paper and track) are where they were when it was kept, else rendered (reading its
-    paper's lists) and kept, unless ``started`` is None (``digest_site.part_cache``)."""
+    paper and track) are where they were when it was stored, else rendered (reading its
+    paper's lists) and stored, unless ``started`` is None (``digest_site.part_cache``)."""
     daily, track = page.daily, page.daily.track
     tags = {
         entry.pk: (f"daily:{daily.pk}", f"paper:{entry.paper_id}", f"track:{track.slug}")
@@ -91,7 +91,7 @@ def _entries_html(page: selectors.DailyPage, started: int | None) -> list[SafeSt
         entry.pk: render_to_string("dailies/_entry.html", {**context, "entry": entry})
         for entry in missing
     }
-    cached.keep(rendered)
+    cached.store(rendered)
     return [mark_safe(cached.found.get(entry.pk) or rendered[entry.pk]) for entry in page.entries]
 
 

@@ -1,4 +1,4 @@
-"""Parts of a page (a daily's entries) kept in the cache under the versions of the tags they
+"""Parts of a page (a daily's entries) stored in the cache under the versions of the tags they
 print, so that a page the page cache must render again renders only the parts that changed.
 
 A part's key is Django's template fragment key (``make_template_fragment_key``) of its name,
@@ -7,18 +7,19 @@ what it varies on (the language) and the current version of each of its tags and
 the part a new key, so the part is retired with the page, by the same tags and nothing else
 (``retire_cached_pages`` included).
 
-A render keeps parts only when nothing was retired while it read what they print: it reads
+A render stores parts only when nothing was retired while it read what they print: it reads
 the retirement clock before its first query (``clock_before_reads``) and again with the parts
 (one round trip), as the page cache does before storing a page. Only what every reader sees
-is kept: a preview (staff) neither reads nor keeps parts. A cache that is away, or fails
+is stored: a preview (staff) neither reads nor stores parts. A cache that is away, or fails
 during the render, means "render every part": nothing here raises.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -27,11 +28,12 @@ from django.core.cache.utils import make_template_fragment_key
 from digest_site import cache_tags
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def clock_before_reads() -> int | None:
     """The retirement clock, read before the render reads anything; None when the cache is
-    away (then the render keeps no part)."""
+    away (then the render stores no part)."""
     try:
         return cache_tags.clock()
     except Exception as error:  # the cache is away: every part is rendered
@@ -41,29 +43,29 @@ def clock_before_reads() -> int | None:
 
 @dataclass
 class Parts:
-    """A render's parts: those found in the cache (HTML by item) and the keys to keep the
-    others under (none: this render keeps nothing)."""
+    """A render's parts: those found in the cache (HTML by item) and the keys to store the
+    others under (none: this render stores nothing)."""
 
     found: dict[Hashable, str] = field(default_factory=dict)
     keys: dict[Hashable, str] = field(default_factory=dict)
 
-    def keep(self, rendered: Mapping[Hashable, str]) -> None:
-        """Keep the parts this render made (HTML by item); never raises."""
-        kept = {self.keys[item]: html for item, html in rendered.items() if item in self.keys}
-        if not kept:
+    def store(self, rendered: Mapping[Hashable, str]) -> None:
+        """Store the parts this render made (HTML by item); never raises."""
+        stored = {self.keys[item]: html for item, html in rendered.items() if item in self.keys}
+        if not stored:
             return
         try:
-            cache.set_many(kept, settings.PAGE_CACHE_TIMEOUT)
+            cache.set_many(stored, settings.PAGE_CACHE_TIMEOUT)
         except Exception as error:  # the cache went away mid-render: they are rendered again
-            log.warning("part cache: keeping %d parts failed (%s)", len(kept), error)
+            log.warning("part cache: storing %d parts failed (%s)", len(stored), error)
 
 
 def parts(
     name: str, tags: Mapping[Hashable, Iterable[str]], *, started: int | None, vary: Iterable[str]
 ) -> Parts:
     """The parts ``name`` of the items in ``tags`` (item → the tags its part prints) that the
-    cache holds under the tags' current versions, and the keys to keep the others under.
-    Nothing is found or kept when ``started`` is None or the clock moved since it was read."""
+    cache holds under the tags' current versions, and the keys to store the others under.
+    Nothing is found or stored when ``started`` is None or the clock moved since it was read."""
     if started is None or not tags:
         return Parts()
     try:
@@ -95,3 +97,24 @@ def _keys(
         )
         for item, item_tags in each.items()
     }
+
+
+def cached_value(name: str, tags: Iterable[str], compute: Callable[[], T]) -> T:
+    """``compute()``, worked out once per version of ``tags`` (and ``ALL``) and stored in the
+    cache: a figure of the whole site that only a retirement of ``tags`` changes (the topics'
+    paper counts). The versions are read before ``compute()`` reads the rows, so a change
+    that commits meanwhile gives the value a new key. When the cache fails, ``compute()``
+    runs each time; its own errors are raised."""
+    try:
+        key = _keys(name, {name: tags}, ())[name]
+        value = cache.get(key)
+    except Exception as error:  # the cache is away: worked out here
+        log.warning("part cache: %s worked out uncached (%s)", name, error)
+        return compute()
+    if value is None:
+        value = compute()
+        try:
+            cache.set(key, value, settings.PAGE_CACHE_TIMEOUT)
+        except Exception as error:  # worked out again next time
+            log.warning("part cache: %s not stored (%s)", name, error)
+    return value

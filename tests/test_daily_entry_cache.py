@@ -1,4 +1,4 @@
-"""A daily's entries kept in the cache under the versions of the tags they print
+"""A daily's entries cached under the versions of the tags they print
 (``digest_site.part_cache``): a daily the page cache renders again renders only the entries
 whose tags were retired, a public change shows at once, and a preview neither reads nor
 keeps them."""

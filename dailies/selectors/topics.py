@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db.models import Count, QuerySet
 
 from dailies.models import DailyEntry
+from digest_site import part_cache
 from papers.models import Topic
 
 
@@ -26,5 +27,9 @@ def topics_with_papers() -> QuerySet[Topic]:
 
 
 def published_topics() -> list[Topic]:
-    """``topics_with_papers()`` as a list (one query)."""
-    return list(topics_with_papers())
+    """``topics_with_papers()`` as a list, stored in the cache under the versions of the
+    ``topics`` and ``index`` tags, which every change to a topic or to which papers are
+    published retires (one query when it is not stored, none when it is)."""
+    return part_cache.cached_value(
+        "topic-counts", ("topics", "index"), lambda: list(topics_with_papers())
+    )
