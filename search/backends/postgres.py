@@ -344,13 +344,11 @@ class PostgresBackend:
         pool_params = [*head_params, POOL_SIZE]
         where, params = self._where(match)
         rank = rank_literal(match)
-        pool_rows = None
         if match.any_term and offset < POOL_SIZE:
-            pool_rows = self._ranked_pool_if_few(match, offset=offset, limit=limit)
+            return self._pooled_any_term(match, offset=offset, limit=limit)
         with connection.cursor() as cursor:
             return pooled_hits(
                 cursor,
-                pool_rows=pool_rows,
                 offset=offset,
                 limit=limit,
                 pool_limit=POOL_SIZE,
@@ -374,37 +372,51 @@ class PostgresBackend:
                 ),
             )
 
-    def _ranked_pool_if_few(self, match: Match, *, offset: int, limit: int) -> list[tuple] | None:
-        """``_pooled``'s ranked pool rows, found through the GIN index when at most
-        ``POOL_FOUND_AT_MOST`` papers match in their head fields; None when more do.
+    def _pooled_any_term(self, match: Match, *, offset: int, limit: int) -> list[Hit]:
+        """``_pooled``'s page for an "any of these terms" match starting in the pool, in one
+        statement whatever the data (a paper's related papers cost the same on the demo and
+        at a year's scale).
 
-        The pool's own statement walks the newest papers and checks each one's head terms,
-        which the planner prices as free: for the dozen "any of" terms of a paper's related
-        papers (a few percent of the papers each) it checked 6,000 rows to fill a pool of
-        500 at a year's scale (8 ms), where the index finds the 1,500 matches in 2 ms. The
-        same pool (the newest ``POOL_SIZE`` head matches), ranked the same way; a match in
-        more papers than the bound is left to the walk, which then stops soon. (Without an
-        order to keep, the planner takes the index for what it expects to be few rows.)"""
+        The pool (the newest ``POOL_SIZE`` head matches) is found through the GIN index when
+        at most ``POOL_FOUND_AT_MOST`` papers match in their head fields: the pool's walk over
+        the newest papers checks each one's head terms, which the planner prices as free, and
+        for the dozen terms of a paper's related papers (a few percent of the papers each) it
+        checked 6,000 rows to fill a pool of 500 at a year's scale (8 ms) where the index
+        finds the 1,500 matches in 2 ms; a match in more papers is left to the walk, which
+        then stops soon. Each branch is gated by the count, so only one runs. The matches
+        past the pool fill the page when the pool does not (newest first), under a limit
+        that is zero, and reads nothing, when it does."""
         head_where, head_params = self._where(match, "d.head_vector")
+        where, params = self._where(match)
+        rank = rank_literal(match)
         with connection.cursor() as cursor:
             cursor.execute(
                 "WITH found AS MATERIALIZED (SELECT d.paper_id, d.last_appeared, d.vector"
                 f" FROM dailies_searchdocument d WHERE {head_where} LIMIT %s),"
-                " pool AS MATERIALIZED (SELECT * FROM found"
-                " ORDER BY last_appeared DESC, paper_id DESC LIMIT %s),"
-                " n AS (SELECT count(*) AS found FROM found)"
-                " SELECT r.paper_id, r.s, r.pooled, n.found FROM n LEFT JOIN LATERAL ("
-                f" SELECT d.paper_id, {RANK_SQL} AS s, count(*) OVER () AS pooled,"
-                " d.last_appeared FROM pool d"
-                " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s"
-                ") r ON true ORDER BY r.s DESC, r.last_appeared DESC, r.paper_id DESC",
-                [*head_params, POOL_FOUND_AT_MOST + 1, POOL_SIZE, rank_literal(match), limit,
-                 offset],
+                " n AS (SELECT count(*) AS found FROM found),"
+                " pool AS MATERIALIZED ((SELECT * FROM found WHERE (SELECT found FROM n) <= %s"
+                " ORDER BY last_appeared DESC, paper_id DESC LIMIT %s)"
+                " UNION ALL (SELECT d.paper_id, d.last_appeared, d.vector"
+                f" FROM dailies_searchdocument d WHERE {head_where}"
+                " AND (SELECT found FROM n) > %s"
+                " ORDER BY d.last_appeared DESC, d.paper_id DESC LIMIT %s)),"
+                f" page AS (SELECT d.paper_id, {RANK_SQL} AS s, d.last_appeared FROM pool d"
+                " ORDER BY s DESC, d.last_appeared DESC, d.paper_id DESC LIMIT %s OFFSET %s),"
+                f" rest AS (SELECT d.paper_id, {RANK_SQL} AS s, d.last_appeared FROM ("
+                "SELECT d.paper_id, d.last_appeared, d.vector FROM dailies_searchdocument d"
+                f" WHERE {where} AND d.paper_id NOT IN (SELECT paper_id FROM pool)"
+                " ORDER BY d.last_appeared DESC, d.paper_id DESC"
+                " LIMIT GREATEST(%s - (SELECT count(*) FROM page), 0)"
+                " OFFSET GREATEST(%s - (SELECT count(*) FROM pool), 0)) d)"
+                " SELECT paper_id, s FROM (SELECT *, 0 AS part FROM page"
+                " UNION ALL SELECT *, 1 AS part FROM rest) r"
+                " ORDER BY part, CASE WHEN part = 0 THEN s END DESC,"
+                " last_appeared DESC, paper_id DESC",
+                [*head_params, POOL_FOUND_AT_MOST + 1, POOL_FOUND_AT_MOST, POOL_SIZE,
+                 *head_params, POOL_FOUND_AT_MOST, POOL_SIZE, rank, limit, offset,
+                 rank, *params, limit, offset],
             )  # fmt: skip
-            rows = cursor.fetchall()
-        if rows[0][3] > POOL_FOUND_AT_MOST:
-            return None
-        return [row[:3] for row in rows if row[0] is not None]
+            return [Hit(pk, float(score)) for pk, score in cursor.fetchall()]
 
     def similar_words(self, word: str, *, limit: int = 3) -> list[tuple[str, str]]:
         """(term, word) of the vocabulary words spelled like ``word``, most similar first
