@@ -528,8 +528,9 @@ def report(demo: dict[str, dict], year: dict[str, dict]) -> bool:
     started = time.perf_counter()
     counted = len(topics_with_papers())
     print(
-        f"the topics' paper counts (dailies.selectors.published_topics), counted on each "
-        f"page that shows them: {(time.perf_counter() - started) * 1000:.1f} ms ({counted} topics)"
+        f"the topics' paper counts (dailies.selectors.topics_with_papers), counted once per "
+        f"retirement of the topics or index tag: {(time.perf_counter() - started) * 1000:.1f} ms"
+        f" ({counted} topics)"
     )
     for kind in ("archive", "index"):
         first, last = year[f"{kind}, first page"], year[f"{kind}, last page"]
