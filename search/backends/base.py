@@ -121,21 +121,17 @@ def pooled_hits(
     ranked_pool: Statement,
     pool_count: Statement,
     remainder: Callable[[int, int], Statement],
-    pool_rows: list[tuple] | None = None,
 ) -> list[Hit]:
     """A page of a very common match, as both backends rank one: the pool (the newest
     ``pool_limit`` papers with every term in their head fields) ranked first, then the
     other matches newest first. ``ranked_pool`` gives (paper id, score, pool size) rows,
-    best first, from ``offset`` (``pool_rows``: those rows, when the caller read them
-    another way); ``pool_count`` the pool's size when the page starts past it;
+    best first, from ``offset``; ``pool_count`` the pool's size when the page starts past it;
     ``remainder(limit, offset)`` the (paper id, score) rows after the pool."""
     hits: list[Hit] = []
     pool_size = None
     if offset < pool_limit:
-        if pool_rows is None:
-            cursor.execute(*ranked_pool)
-            pool_rows = cursor.fetchall()
-        rows = pool_rows
+        cursor.execute(*ranked_pool)
+        rows = cursor.fetchall()
         hits = [Hit(pk, float(score)) for pk, score, _ in rows]
         pool_size = rows[0][2] if rows else None
     if len(hits) == limit:
