@@ -189,11 +189,41 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.programs)
 
 
+def _uses_db(item: pytest.Item) -> bool:
+    return bool(item.get_closest_marker("django_db")) or bool(
+        {"db", "transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
+    )
+
+
+def _with_their_module(items: list[pytest.Item]) -> list[pytest.Item]:
+    """pytest-django puts the tests that use no database after all the others, away from
+    their module's: a module-scoped fixture they share with its database tests is then
+    made twice (the cross-lingual corpus was embedded again: about a minute). Each joins
+    its module's first database test instead; it touches no database, so it may run there."""
+    first: dict[pytest.Module, pytest.Item] = {}
+    for item in items:
+        if _uses_db(item):
+            first.setdefault(item.getparent(pytest.Module), item)
+    joining: dict[pytest.Item, list[pytest.Item]] = {}
+    for item in items:
+        module = item.getparent(pytest.Module)
+        if not _uses_db(item) and module in first:
+            joining.setdefault(first[module], []).append(item)
+    moved = {item for group in joining.values() for item in group}
+    out = []
+    for item in items:
+        out += joining.get(item, [])
+        if item not in moved:
+            out.append(item)
+    return out
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Within each module's run of tests (pytest-django has already put the tests that commit
     # after the others), the demo's tests come last: the demo, loaded once for them, stays
     # until the module ends, and the module's other tests need an empty database.
+    items[:] = _with_their_module(items)
     runs = itertools.groupby(items, key=lambda item: item.getparent(pytest.Module))
     items[:] = [item for _, run in runs for item in sorted(run, key=_uses_demo)]
 
