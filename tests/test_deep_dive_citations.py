@@ -121,9 +121,14 @@ def test_correcting_the_text_passes_the_stored_run_again(cited, monkeypatch):
 
 
 @pytest.mark.programs
-def test_every_demo_deep_dive_cites_results_its_program_gives(demo):
+def test_every_demo_deep_dive_cites_results_its_program_gives(demo, program_runs, monkeypatch):
     from deepdives.demo import demo_load_deep_dives
 
+    # The verifier stores and judges the session's one run of each program (program_runs),
+    # which running all of them again here would only repeat (about a minute).
+    monkeypatch.setattr(
+        services, "run_program", lambda program, timeout_s=None: program_runs[program.name]
+    )
     demo_load_deep_dives()
     for deep_dive in DeepDive.objects.select_related("reference_code"):
         code = services.reference_verify(name=deep_dive.reference_code.slug)
