@@ -228,8 +228,14 @@ def test_it_returns_json_serialisable_deterministic_output(result: dict) -> None
     assert json.dumps(eic.run(seed=1)) != text
 
 
-def test_it_prints_a_report_and_returns_zero(capsys: pytest.CaptureFixture[str]) -> None:
+def test_it_prints_a_report_and_returns_zero(
+    result: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seeds: list[int] = []
+    # main() goes through the module-level run() once; its result is the module's run's.
+    monkeypatch.setattr(eic, "run", lambda seed=0: seeds.append(seed) or result)
     assert eic.main(["--seed", "1"]) == 0
+    assert seeds == [1]
     out = capsys.readouterr().out
     assert "EIC reference" in out
     assert "history share of prefill at turn 6 = 5/6" in out

@@ -237,8 +237,14 @@ def test_it_returns_json_serialisable_results_with_plot_series(result: dict) -> 
     assert set(series["hilo_levels"]) == {p.name for p in PRODUCTS}
 
 
-def test_it_prints_a_report_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+def test_it_prints_a_report_and_exits_zero(
+    result: dict, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seeds: list[int] = []
+    # main() goes through the module-level run() once; its result is the module's run's.
+    monkeypatch.setattr(hilo, "run", lambda seed=0: seeds.append(seed) or result)
     assert hilo.main(["--seed", "0"]) == 0
+    assert seeds == [0]
     out = capsys.readouterr().out
     assert "mechanism as described" in out
     assert "best SLO-holding policy by weighted quality: hilo" in out
