@@ -354,7 +354,7 @@ def test_parameters_a_page_does_not_read_make_no_entry(daily, anonymous):
     anonymous.get(DAILY)
     anonymous.get("/en/papers/")
     stored = _stored_pages()
-    for n in range(30):
+    for n in range(3):  # three varied values show it as thirty did (each renders uncached)
         for url in (f"{DAILY}?utm_source={n}", f"/en/papers/?q=paper&x{n}=1", f"/sitemap.xml?{n}"):
             response = anonymous.get(url)
             assert response.status_code == 200
