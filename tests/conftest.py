@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -218,6 +218,47 @@ def _with_their_module(items: list[pytest.Item]) -> list[pytest.Item]:
     return out
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What the selected tests will need and takes long to make is queued in the background
+    # lane (tests/background.py) now: each selected module's ``prebuild(config)``, then the
+    # reference programs' runs, which are read late (_programs_late). Under xdist both
+    # cores run tests already: the fixtures make what they need when they need it.
+    config = session.config
+    if config.option.collectonly or hasattr(config, "workerinput"):
+        return
+    from tests import background
+
+    background.open_lane()
+    for module in dict.fromkeys(getattr(item, "module", None) for item in session.items):
+        prebuild = getattr(module, "prebuild", None)
+        if callable(prebuild):
+            prebuild(config)
+    names = _programs_wanted(session.items)
+    if names:
+        from deepdives import registry, services
+
+        for name in names:
+            _program_runs[name] = background.submit(services.run_program, registry.PROGRAMS[name])
+    config.add_cleanup(background.close_lane)  # first of the cleanups: before their folders go
+
+
+def _reads_program_runs(item: pytest.Item) -> bool:
+    return "program_runs" in getattr(item, "fixturenames", ())
+
+
+def _programs_late(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The tests that read the reference programs' runs as late as their kind allows, so
+    that the background lane has made the runs by then: one in a transaction last of those
+    (before any test that commits, which leaves the database without the migrations'
+    rows), any other last of all."""
+    readers = [item for item in items if _reads_program_runs(item)]
+    rest = [item for item in items if not _reads_program_runs(item)]
+    in_transaction = [item for item in readers if _uses_db(item) and not _commits(item)]
+    others = [item for item in readers if item not in in_transaction]
+    cut = next((n for n, item in enumerate(rest) if _commits(item)), len(rest))
+    return rest[:cut] + in_transaction + rest[cut:] + others
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # Within each module's run of tests (pytest-django has already put the tests that commit
@@ -226,6 +267,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = _with_their_module(items)
     runs = itertools.groupby(items, key=lambda item: item.getparent(pytest.Module))
     items[:] = [item for _, run in runs for item in sorted(run, key=_uses_demo)]
+    items[:] = _programs_late(items)
 
 
 @pytest.fixture(scope="module")
@@ -295,19 +337,28 @@ def _programs_wanted(items: list[pytest.Item]) -> list[str]:
     return [name for name in registry.PROGRAMS if name in wanted]
 
 
+# Each wanted program's run, queued in the background lane when the session's tests are known.
+_program_runs: dict[str, Future] = {}
+
+
 @pytest.fixture(scope="session")
 def program_runs(request) -> dict:
     """Each registered reference program run once for the session as the verifier runs it
-    (``services.run_program``: a child process under its limits), side by side, one per core.
+    (``services.run_program``: a child process under its limits): in the background lane,
+    one at a time while the tests before run; those it has not started by now, here, side
+    by side on the cores left.
 
     The every-program check and each program's module of tests read the same run; each used
     to run again in-process for its module (issue 33)."""
     from deepdives import registry, services
 
     names = _programs_wanted(request.session.items)
-    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        outcomes = pool.map(services.run_program, [registry.PROGRAMS[n] for n in names])
-        return dict(zip(names, outcomes, strict=True))
+    here = [n for n in names if n not in _program_runs or _program_runs[n].cancel()]
+    workers = max(1, (os.cpu_count() or 1) - (len(here) < len(names)))
+    programs = [registry.PROGRAMS[n] for n in here]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        made = dict(zip(here, pool.map(services.run_program, programs), strict=True))
+    return {n: made[n] if n in made else _program_runs[n].result() for n in names}
 
 
 @pytest.fixture(scope="module")

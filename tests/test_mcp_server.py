@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -18,6 +20,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests import background
 from tests.conftest import ROOT
 
 TOOLS = {"search_papers", "get_daily", "get_paper", "list_topics", "get_week"}
@@ -40,27 +43,51 @@ def _env(var_dir: Path) -> dict[str, str]:
     return env
 
 
-def _manage(env: dict[str, str], *args: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+# The site, made in one process (each Django start costs seconds): migrated, the demo (its
+# papers embedded, as load_demo does), then the draft daily.
+BUILD = (
+    "from django.core.management import call_command\n"
+    "call_command('migrate', verbosity=0, skip_checks=True)\n"
+    "call_command('load_demo')\n" + DRAFT
+)
+
+
+def _build_site(var_dir: Path) -> dict[str, str]:
+    """Make a fresh SQLite site of its own in ``var_dir`` (the servers are other processes);
+    its environment."""
+    env = _env(var_dir)
+    with (var_dir / "build.log").open("w") as log:
+        code = subprocess.run(
+            [sys.executable, "manage.py", "shell", "--no-imports", "-c", BUILD],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=600,
+        ).returncode
+    assert code == 0, (var_dir / "build.log").read_text()[-2000:]
+    return env
+
+
+_site: dict = {}
+
+
+def prebuild(config: pytest.Config) -> None:
+    """Queue the site in the session's background lane (tests/background.py) as soon as the
+    session knows it runs this module: the minute it takes, mostly embedding the demo's
+    papers, passes on the other core while the tests before this module run."""
+    var_dir = Path(tempfile.mkdtemp(prefix="mcp-site-"))
+    config.add_cleanup(lambda: shutil.rmtree(var_dir, ignore_errors=True))
+    _site.update(dir=var_dir, future=background.submit(_build_site, var_dir))
 
 
 @pytest.fixture(scope="module")
-def site_env(tmp_path_factory) -> dict[str, str]:
-    """A fresh SQLite site of its own (the servers are other processes): the demo and the
-    draft daily."""
-    env = _env(tmp_path_factory.mktemp("mcp"))
-    _manage(env, "migrate", "-v0", "--skip-checks")
-    _manage(env, "load_demo")
-    _manage(env, "shell", "--no-imports", "-c", DRAFT)
-    return env
+def site_env(request) -> dict[str, str]:
+    """The site: the demo and the draft daily."""
+    if not _site:
+        prebuild(request.config)
+    return background.result(_site["future"], _build_site, _site["dir"])
 
 
 def _free_port() -> int:

@@ -4,8 +4,9 @@ English abstracts of tests/data/infra_cut_labelled.toml, one per title, and 32 C
 papers),
 for the lexical ranking alone, the vector index alone and the hybrid search readers get.
 
-Embedding the 116 papers takes the model about half a minute: they are embedded once for
-the module, in a transaction rolled back after it.
+Embedding the 118 papers takes the model about half a minute: they are embedded once for
+the module, in a transaction rolled back after it, by a child process started with the
+session (tests/embeddings.py), on the other core while the tests before this module run.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import pytest
 from django.db import transaction
 from django.test import override_settings
 
+from papers.models import Paper
 from search import vectors
 from search.embedding import embed_query
 from search.index import search_index_refresh
 from search.limits import EMBED_PER_RUN
 from search.service import lexical_search, search
+from tests.embeddings import KEPT
 from tests.factories import make_daily, make_paper, make_track
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -38,31 +41,67 @@ def _load() -> tuple[list[dict], list[dict], list[dict]]:
     return english, data["zh_paper"], data["query_for_english_paper"]
 
 
+def _papers() -> list[dict]:
+    """The corpus's papers: the English ones (one a title: a title is a paper's identity),
+    then the Chinese ones, each with the English query that should find it."""
+    english, chinese, _ = _load()
+    papers, titles = [], set()
+    for i, item in enumerate(english):
+        if item["title"] not in titles:
+            titles.add(item["title"])
+            papers.append({"slug": f"en-{i}", "title": item["title"], "abstract": item["abstract"]})
+    for i, item in enumerate(chinese):
+        paper = {"slug": f"zh-{i}", "title": item["title"], "abstract": item["abstract"]}
+        papers.append({**paper, "en_query": item["en_query"]})
+    return papers
+
+
+def _passage(spec: dict) -> str:
+    """What the paper made of ``spec`` is embedded as (``vectors.passage_text``), made
+    before the database exists: the paper has no summaries."""
+    paper = Paper(
+        pk=0, title=spec["title"], short_name=spec["slug"].title(), abstract=spec["abstract"]
+    )
+    paper._prefetched_objects_cache = {"summaries": []}
+    return vectors.passage_text(paper)
+
+
+def prebuild(config: pytest.Config) -> None:
+    """Queue the corpus's passages to be embedded in the session's background lane
+    (conftest calls this when the session's tests are known)."""
+    KEPT.start([_passage(spec) for spec in _papers()])
+
+
 @pytest.fixture(scope="module")
 def corpus(django_db_setup, django_db_blocker):
     """(query, target paper id) pairs for each direction, with every paper published,
     indexed and embedded."""
-    english, chinese, zh_queries = _load()
-    with django_db_blocker.unblock(), override_settings(SEARCH_VECTORS=True):
+    _, _, zh_queries = _load()
+    with (
+        django_db_blocker.unblock(),
+        override_settings(SEARCH_VECTORS=True),
+        pytest.MonkeyPatch.context() as patch,
+    ):
+        # The model's vectors of these passages, made by the child when it was started.
+        patch.setattr(vectors, "embed_passages", KEPT.embed_passages)
         atomic = transaction.atomic()
         atomic.__enter__()
         try:
             track = make_track()
-            papers, first_of = [], {}
-            for i, item in enumerate(english):
-                if item["title"] in first_of:
-                    continue  # one paper a title (a title is a paper's identity)
+            papers, first_of, zh_targets = [], {}, []
+            for spec in _papers():
                 paper = make_paper(
-                    f"en-{i}", title=item["title"], abstract=item["abstract"], en=None, zh=None
+                    spec["slug"],
+                    title=spec["title"],
+                    abstract=spec["abstract"],
+                    short_name=spec["slug"].title(),
+                    en=None,
+                    zh=None,
                 )
-                first_of[item["title"]] = paper.pk
-                papers.append(paper)
-            zh_targets = []
-            for i, item in enumerate(chinese):
-                paper = make_paper(
-                    f"zh-{i}", title=item["title"], abstract=item["abstract"], en=None, zh=None
-                )
-                zh_targets.append((item["en_query"], paper.pk))
+                if "en_query" in spec:
+                    zh_targets.append((spec["en_query"], paper.pk))
+                else:
+                    first_of[spec["title"]] = paper.pk
                 papers.append(paper)
             for day, start in enumerate(range(0, len(papers), 10)):
                 date = dt.date(2026, 1, 1) + dt.timedelta(days=day)
