@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 
-import markdown
 import nh3
 from django.utils.html import linebreaks
 from django.utils.translation import gettext as _
@@ -168,6 +167,9 @@ def _render(text: str) -> tuple[str, list[dict]]:
     problem = markdown_problem(text)
     if problem is not None:
         raise MarkdownTooComplex(problem)
+    # Imported here: every process imports this module at start, few of them render.
+    import markdown
+
     md = markdown.Markdown(
         extensions=EXTENSIONS,
         extension_configs={"toc": {"permalink": False}},
