@@ -178,7 +178,9 @@ REFERENCE_TESTS = Path(__file__).resolve().parent / "reference"
 
 
 def _uses_demo(item: pytest.Item) -> bool:
-    return bool({"demo", "indexed_demo"} & set(getattr(item, "fixturenames", ())))
+    return bool(
+        {"demo", "indexed_demo", "demo_deep_dives"} & set(getattr(item, "fixturenames", ()))
+    )
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -277,25 +279,31 @@ def _module_demo(request, django_db_setup, django_db_blocker):
     the module's tests that use no demo have run before it (see above).
 
     Its on-commit work (the search index, the content version) is run when any test of the
-    module asks for ``indexed_demo``: then the module's ``demo`` tests see it done too.
+    module asks for ``indexed_demo``: then the module's ``demo`` tests see it done too; the
+    deep dives are loaded with it when any asks for ``demo_deep_dives``.
     Loading it costs one to three seconds, which ~250 tests paid each (issue 33).
     """
     if _commits(request._pyfuncitem):  # it will load the demo itself, and commit it
         yield None
         return
     module = request.node
-    indexed = any(
-        "indexed_demo" in item.fixturenames and item.getparent(pytest.Module) is module
+    asked = {
+        name
         for item in request.session.items
-    )
+        if item.getparent(pytest.Module) is module
+        for name in item.fixturenames
+    }
     from dailies.demo import demo_load
+    from deepdives.demo import demo_load_deep_dives
 
     with django_db_blocker.unblock():
         atomic = transaction.atomic()
         atomic.__enter__()
         _open_demo.append((atomic, django_db_blocker))
-        with TestCase.captureOnCommitCallbacks(execute=indexed):
+        with TestCase.captureOnCommitCallbacks(execute="indexed_demo" in asked):
             counts = demo_load()
+            if "demo_deep_dives" in asked:
+                counts = {**counts, "deep_dives": demo_load_deep_dives()}
     yield counts
     _close_module_demo()
 
@@ -308,6 +316,18 @@ def demo(request, _module_demo, db):
 
         return demo_load()
     return _module_demo
+
+
+@pytest.fixture
+def demo_deep_dives(request, demo):
+    """The demo with its deep dives, as ``manage.py load_demo`` leaves it; returns the counts,
+    with ``deep_dives``. Loaded with the module's demo, so in a module that asks for it the
+    ``demo`` tests see the deep dives too (loading them cost each test about 0.2 s of CPU)."""
+    if _commits(request.node):
+        from deepdives.demo import demo_load_deep_dives
+
+        return {**demo, "deep_dives": demo_load_deep_dives()}
+    return demo
 
 
 @pytest.fixture

@@ -10,14 +10,19 @@ import pytest
 from dailies.models import Daily
 from dailies.services import daily_unpublish
 from deepdives import services
-from deepdives.demo import demo_load_deep_dives
 from deepdives.registry import PROGRAMS
 
 
+@pytest.fixture(scope="module")
+def _cosmos_verified(_module_demo, django_db_blocker):
+    """cosmos verified once, into the module's demo (a run costs about 1.3 s of CPU)."""
+    with django_db_blocker.unblock():
+        services.reference_verify(name="cosmos")
+
+
 @pytest.fixture
-def verified(demo):
-    demo_load_deep_dives()
-    services.reference_verify(name="cosmos")
+def verified(_cosmos_verified, demo_deep_dives):
+    """The demo with its deep dives, cosmos verified, the other programs not run yet."""
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -7,8 +7,6 @@ import re
 
 import pytest
 
-from deepdives.demo import demo_load_deep_dives
-
 PUBLIC_PAGES = {
     "home": "/en/",
     "daily (English)": "/en/infra/2026-10-28/",
@@ -73,8 +71,8 @@ def _assert_nothing_inline(html: str) -> None:
 
 
 @pytest.fixture
-def site(indexed_demo):
-    demo_load_deep_dives()
+def site(indexed_demo, demo_deep_dives):
+    pass
 
 
 @pytest.mark.parametrize("path", PUBLIC_PAGES.values(), ids=PUBLIC_PAGES.keys())

@@ -7,7 +7,6 @@ import re
 
 import pytest
 
-from deepdives.demo import demo_load_deep_dives
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 from papers.models import Paper
@@ -16,8 +15,8 @@ DAYS = ["2026-10-26", "2026-10-27", "2026-10-28", "2026-10-29"]
 
 
 @pytest.fixture
-def site(demo):
-    demo_load_deep_dives()
+def site(demo_deep_dives):
+    pass
 
 
 def test_every_demo_item_has_a_registered_program(site):

@@ -6,15 +6,14 @@ import re
 
 import pytest
 
-from deepdives.demo import demo_load_deep_dives
 from deepdives.models import DeepDive
 
 SIX = ["hilo", "coloc", "trustann", "bellowskv", "zipfusion", "cosmos-llm-gateway"]
 
 
 @pytest.fixture
-def deep_dives(demo):
-    assert demo_load_deep_dives() >= 6
+def deep_dives(demo_deep_dives):
+    assert demo_deep_dives["deep_dives"] >= 6
 
 
 def test_each_is_long_enough_in_both_languages(deep_dives):

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from sklearn.metrics import roc_auc_score
 
 from papers.models import Paper, Score, Track, TrackProfileItem
 from papers.scoring.base import CRITERIA, total_from
@@ -31,6 +30,9 @@ def _unsaved(data: list[dict]) -> list[Paper]:
 
 
 def test_it_ranks_on_track_above_off_track_with_auc_of_at_least_09(demo):
+    # Imported here: importing scikit-learn costs every collection of the suite about 1.5 s.
+    from sklearn.metrics import roc_auc_score
+
     data = _labelled()
     results = RubricScorer().score(_unsaved(data), Track.objects.get(slug="infra"))
     labels = [d["label"] == "on" for d in data]

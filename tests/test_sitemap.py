@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from dailies.models import Daily
 from dailies.sitemaps import I18nSitemap
-from deepdives.demo import demo_load_deep_dives
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import PROGRAMS
 from digest_site.cache_tags import ALL, retire
@@ -43,8 +42,7 @@ def _urls(client, path: str = "/sitemap.xml") -> dict[str, dict]:
 
 
 @pytest.fixture
-def site(demo):
-    demo_load_deep_dives()
+def site(demo_deep_dives):
     ReferenceCode.objects.filter(slug="cosmos").update(
         last_status="passed", last_run_at=timezone.now()
     )
