@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 
+import markdown  # noqa: F401  (deepdives.text imports it at its first render: not in a timed one)
 import pytest
 from django.utils import translation
 
