@@ -79,7 +79,8 @@ def _manage(capsys, *args: str) -> tuple[int, str, str]:
     return status, out.out, out.err
 
 
-def test_it_exits_non_zero_with_a_one_line_error(db, tmp_path, capsys):
+# Outside a transaction: manage.py's entry closes the database connections when it ends.
+def test_it_exits_non_zero_with_a_one_line_error(transactional_db, tmp_path, capsys):
     bad = tmp_path / "page.html"
     bad.write_bytes(b"<!DOCTYPE html><html><body>not a feed</body></html>")
     status, out, err = _manage(
