@@ -7,6 +7,7 @@ import zoneinfo
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
+from functools import partial
 
 from celery import current_app
 from django.conf import settings
@@ -243,33 +244,19 @@ def daily_record_editor_changes(
     after = entry_states(daily)
     actions = []
     Kind = EditorialAction.Kind
+    action = partial(EditorialAction, daily=daily, user=user)
     for paper_id in sorted(after.keys() - before.keys(), key=lambda p: after[p][2]):
         score, lead, position = after[paper_id]
         actions.append(
-            EditorialAction(
-                daily=daily,
-                paper_id=paper_id,
-                kind=Kind.ADDED,
-                user=user,
-                score_after=score,
-                detail=f"#{position}",
-            )
+            action(paper_id=paper_id, kind=Kind.ADDED, score_after=score, detail=f"#{position}")
         )
         if lead:
-            actions.append(
-                EditorialAction(daily=daily, paper_id=paper_id, kind=Kind.LEAD, user=user)
-            )
+            actions.append(action(paper_id=paper_id, kind=Kind.LEAD))
         _profile(daily.track, paper_id, 1.0, ProfileReason.EDITOR_ADDED)
     for paper_id in sorted(before.keys() - after.keys(), key=lambda p: before[p][2]):
+        score, _lead, position = before[paper_id]
         actions.append(
-            EditorialAction(
-                daily=daily,
-                paper_id=paper_id,
-                kind=Kind.REMOVED,
-                user=user,
-                score_before=before[paper_id][0],
-                detail=f"#{before[paper_id][2]}",
-            )
+            action(paper_id=paper_id, kind=Kind.REMOVED, score_before=score, detail=f"#{position}")
         )
         _profile(daily.track, paper_id, -1.0, ProfileReason.EDITOR_REMOVED)
     for paper_id in sorted(before.keys() & after.keys(), key=lambda p: after[p][2]):
@@ -279,29 +266,19 @@ def daily_record_editor_changes(
         )
         if old_pos != new_pos:
             actions.append(
-                EditorialAction(
-                    daily=daily,
-                    paper_id=paper_id,
-                    kind=Kind.REORDERED,
-                    user=user,
-                    detail=f"#{old_pos} → #{new_pos}",
-                )
+                action(paper_id=paper_id, kind=Kind.REORDERED, detail=f"#{old_pos} → #{new_pos}")
             )
         if old_score != new_score:
             actions.append(
-                EditorialAction(
-                    daily=daily,
+                action(
                     paper_id=paper_id,
                     kind=Kind.SCORE_OVERRIDE,
-                    user=user,
                     score_before=old_score,
                     score_after=new_score,
                 )
             )
         if new_lead and not old_lead:
-            actions.append(
-                EditorialAction(daily=daily, paper_id=paper_id, kind=Kind.LEAD, user=user)
-            )
+            actions.append(action(paper_id=paper_id, kind=Kind.LEAD))
     if actions and not daily.edited_by_editor:
         daily.edited_by_editor = True
         daily.save(update_fields=["edited_by_editor", "updated_at"])
