@@ -8,6 +8,18 @@ from celery import shared_task
 
 from subscriptions import follows, services
 
+# A confirmation mail is one message: a passing SMTP or network failure is retried by Celery.
+CONFIRMATION_RETRY = {
+    "acks_late": True,
+    "autoretry_for": (smtplib.SMTPException, OSError),
+    "retry_backoff": 60,
+    "retry_backoff_max": 3600,
+    "max_retries": 4,
+}
+# A batch is limits.BATCH_SIZE messages of one SMTP conversation each (EMAIL_TIMEOUT at most);
+# its failed deliveries go into one new task (the outcome's retry), not a Celery retry.
+BATCH_LIMITS = {"acks_late": True, "soft_time_limit": 10 * 60, "time_limit": 11 * 60}
+
 
 def digest_on_publish(daily_id: int) -> None:
     """Registered with dailies: runs once the publishing transaction has committed."""
@@ -33,8 +45,7 @@ def fan_out_digest(daily_id: int, resume: bool = False) -> int:
     return len(batches)
 
 
-# A batch is limits.BATCH_SIZE messages of one SMTP conversation each (EMAIL_TIMEOUT at most).
-@shared_task(acks_late=True, soft_time_limit=10 * 60, time_limit=11 * 60)
+@shared_task(**BATCH_LIMITS)
 def send_digest_batch(daily_id: int, subscriber_ids: list[int]) -> dict:
     """Idempotent: what was sent is never sent again. Deliveries that failed for a passing
     reason go into one new task, after a backoff that grows with their attempts."""
@@ -44,13 +55,7 @@ def send_digest_batch(daily_id: int, subscriber_ids: list[int]) -> dict:
     return outcome.as_dict()
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(smtplib.SMTPException, OSError),
-    retry_backoff=60,
-    retry_backoff_max=3600,
-    max_retries=4,
-)
+@shared_task(**CONFIRMATION_RETRY)
 def send_confirmation(subscriber_id: int) -> bool:
     return services.subscriber_send_confirmation(subscriber_id=subscriber_id)
 
@@ -70,7 +75,7 @@ def send_follow_mails() -> dict:
     return batches
 
 
-@shared_task(acks_late=True, soft_time_limit=10 * 60, time_limit=11 * 60)
+@shared_task(**BATCH_LIMITS)
 def send_follow_batch(frequency: str, period_key: str, follow_ids: list[int]) -> dict:
     outcome = follows.follow_send_batch(
         frequency=frequency, period_key=period_key, follow_ids=follow_ids
@@ -82,12 +87,6 @@ def send_follow_batch(frequency: str, period_key: str, follow_ids: list[int]) ->
     return outcome.as_dict()
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(smtplib.SMTPException, OSError),
-    retry_backoff=60,
-    retry_backoff_max=3600,
-    max_retries=4,
-)
+@shared_task(**CONFIRMATION_RETRY)
 def send_follow_confirmation(follow_id: int) -> bool:
     return follows.follow_send_confirmation(follow_id=follow_id)
