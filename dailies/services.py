@@ -24,7 +24,7 @@ from dailies.assembly import (
 )
 from dailies.checklist import daily_publishing_blockers
 from dailies.extensions import papers_changed
-from dailies.models import Daily, DailyEntry, DailyStatus, WeeklyRoundup
+from dailies.models import Daily, DailyEntry, DailyStatus, IntroFields, WeeklyRoundup
 from dailies.record import daily_pin
 from digest_site import invalidation
 from digest_site.visibility import EDITOR_PERMISSION, may_change_public
@@ -397,13 +397,26 @@ def daily_update(
     return edited
 
 
-def _intros_become_the_editors(daily: Daily, *, changed: Mapping[str, Any]) -> None:
-    """An editor's change of an intro makes it the editor's: re-drafting leaves it alone and
-    its machine flags no longer apply."""
+def _intros_become_the_editors(owner: IntroFields, *, changed: Mapping[str, Any]) -> None:
+    """An editor's change of an intro (a daily's or a roundup's) makes it the editor's:
+    re-drafting leaves it alone and its machine flags no longer apply."""
     for language in LANGUAGE_CODES:
         if f"intro_{language}" in changed:
-            setattr(daily, f"intro_{language}_provenance", Summary.Provenance.EDITOR)
-            daily.intro_flags = [f for f in daily.intro_flags if f.get("language") != language]
+            setattr(owner, f"intro_{language}_provenance", Summary.Provenance.EDITOR)
+            owner.intro_flags = [f for f in owner.intro_flags if f.get("language") != language]
+
+
+def _intro_flags_confirm(owner: IntroFields, *, user, audited: bool) -> bool:
+    """Resolve the open flags of ``owner``'s machine-drafted intros as they stand (the
+    publishing checklist stops listing them), audited when ``audited``; False when there
+    were none."""
+    if not owner.intro_flags:
+        return False
+    flags, owner.intro_flags = owner.intro_flags, []
+    owner.save(update_fields=["intro_flags", "updated_at"])
+    if audited:
+        audit_record(user=user, action=Action.EDIT, obj=owner, changes={"intro_flags": [flags, []]})
+    return True
 
 
 @transaction.atomic
@@ -412,14 +425,8 @@ def daily_intro_confirm(*, daily: Daily, user) -> Daily:
     resolved (the publishing checklist stops listing them)."""
     stored = Daily.objects.select_for_update().get(pk=daily.pk)
     _check_may_change(stored, user)
-    if not stored.intro_flags:
-        return stored
-    flags, stored.intro_flags = stored.intro_flags, []
-    stored.save(update_fields=["intro_flags", "updated_at"])
-    if daily_is_public(stored):
-        audit_record(
-            user=user, action=Action.EDIT, obj=stored, changes={"intro_flags": [flags, []]}
-        )
+    public = daily_is_public(stored)
+    if _intro_flags_confirm(stored, user=user, audited=public) and public:
         invalidation.changed(stored)
     return stored
 
@@ -648,8 +655,7 @@ def roundup_edit(*, roundup: WeeklyRoundup, user, intro_en: str, intro_zh: str) 
             continue
         changes[f"intro_{language}"] = [before, text]
         setattr(stored, f"intro_{language}", text)
-        setattr(stored, f"intro_{language}_provenance", Summary.Provenance.EDITOR)
-        stored.intro_flags = [f for f in stored.intro_flags if f.get("language") != language]
+    _intros_become_the_editors(stored, changed=changes)
     if changes:
         stored.full_clean()
         stored.save()
@@ -664,13 +670,7 @@ def roundup_intro_confirm(*, roundup: WeeklyRoundup, user) -> WeeklyRoundup:
     """An editor confirms the machine-drafted intro as it stands: its open flags resolved."""
     stored = WeeklyRoundup.objects.select_for_update().get(pk=roundup.pk)
     _check_may_change_roundup(stored, user)
-    if stored.intro_flags:
-        flags, stored.intro_flags = stored.intro_flags, []
-        stored.save(update_fields=["intro_flags", "updated_at"])
-        if stored.is_published:
-            audit_record(
-                user=user, action=Action.EDIT, obj=stored, changes={"intro_flags": [flags, []]}
-            )
+    _intro_flags_confirm(stored, user=user, audited=stored.is_published)
     return stored
 
 

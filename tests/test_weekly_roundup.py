@@ -273,6 +273,32 @@ def test_an_editors_text_is_never_redrafted(db, editor):
     assert roundup.intro_en_provenance == Summary.Provenance.EDITOR
 
 
+def test_an_editors_change_drops_that_language_s_flags_and_a_confirm_is_audited(db, editor):
+    _week()
+    roundup = _drafted()
+    roundup.intro_flags = [
+        {"language": "en", "kind": "number", "text": "42", "detail": ""},
+        {"language": "zh", "kind": "number", "text": "7", "detail": ""},
+    ]
+    roundup.save()
+    services.roundup_edit(roundup=roundup, user=editor, intro_en="Mine.", intro_zh=roundup.intro_zh)
+    roundup = WeeklyRoundup.objects.get()
+    assert [f["language"] for f in roundup.intro_flags] == ["zh"]
+    assert roundup.intro_en_provenance == Summary.Provenance.EDITOR
+    assert roundup.intro_zh_provenance == Summary.Provenance.MACHINE
+    roundup.intro_flags = []
+    roundup.save()
+    services.roundup_publish(roundup=roundup, user=editor)
+    WeeklyRoundup.objects.update(intro_flags=[{"language": "zh", "kind": "number", "text": "7"}])
+    services.roundup_intro_confirm(roundup=roundup, user=editor)
+    assert WeeklyRoundup.objects.get().intro_flags == []
+    record = AuditRecord.objects.filter(object_id=str(roundup.pk), action="edit").latest("pk")
+    assert record.user == editor
+    assert record.changes == {
+        "intro_flags": [[{"language": "zh", "kind": "number", "text": "7"}], []]
+    }
+
+
 def test_the_admin_publishes_the_intro_and_records_who(db, editor_client, editor):
     _week()
     roundup = _drafted()
