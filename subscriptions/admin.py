@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 
 from subscriptions import services
-from subscriptions.models import Bounce, Delivery, Subscriber
+from subscriptions.models import Bounce, Delivery, MailClaim, Subscriber
 
 
 class DeliveryInline(admin.TabularInline):
@@ -35,6 +35,8 @@ class SubscriberAdmin(admin.ModelAdmin):
         "unsubscribed_at",
         "suspended_at",
     ]
+    # The track and topic beside the address, as before they moved below the shared fields.
+    fields = ["email", "track", "language", "topic", "status", *readonly_fields]
     inlines = [DeliveryInline]
     actions = ["unsubscribe"]
 
@@ -50,7 +52,7 @@ class DeliveryAdmin(admin.ModelAdmin):
     list_filter = ["status", "daily__track", "daily__date"]
     search_fields = ["subscriber__email", "message_id"]
     list_select_related = ["daily__track", "subscriber__track"]
-    readonly_fields = [f.name for f in Delivery._meta.fields]
+    readonly_fields = ["id", "subscriber", "daily", *(f.name for f in MailClaim._meta.fields)]
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -23,10 +23,13 @@ def new_token() -> str:
 
 class SubscriberQuerySet(models.QuerySet):
     def confirmed(self) -> SubscriberQuerySet:
-        return self.filter(status=Subscriber.Status.CONFIRMED)
+        return self.filter(status=Recipient.Status.CONFIRMED)
 
 
-class Subscriber(models.Model):
+class Recipient(models.Model):
+    """An address that asked for mail (a ``Subscriber``, a ``Follow``): confirmed by a
+    signed link, then managed and stopped by its random token, suspended after bounces."""
+
     class Status(models.TextChoices):
         PENDING = "pending", _("Waiting for confirmation")
         CONFIRMED = "confirmed", _("Confirmed")
@@ -34,16 +37,7 @@ class Subscriber(models.Model):
         SUSPENDED = "suspended", _("Suspended (bounced)")
 
     email = models.EmailField(max_length=EMAIL_MAX_LENGTH)
-    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="subscribers")
     language = models.CharField(max_length=5, choices=Language.choices)
-    topic = models.ForeignKey(
-        Topic,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="subscribers",
-        help_text=_("Only dailies with a paper on this topic; blank for every daily."),
-    )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
     # In the preferences and unsubscribe links; whoever holds it manages this subscription.
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
@@ -56,6 +50,21 @@ class Subscriber(models.Model):
     suspended_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = SubscriberQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+class Subscriber(Recipient):
+    track = models.ForeignKey(Track, on_delete=models.CASCADE, related_name="subscribers")
+    topic = models.ForeignKey(
+        Topic,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="subscribers",
+        help_text=_("Only dailies with a paper on this topic; blank for every daily."),
+    )
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -78,17 +87,16 @@ class Subscriber(models.Model):
         return f"#{self.pk} {self.track.slug}/{self.language} ({self.status})"
 
 
-class Delivery(models.Model):
-    """One daily to one subscriber. The row is the claim: it is inserted before the mail is
-    sent, and the unique constraint lets only one worker insert it."""
+class MailClaim(models.Model):
+    """A mail's claim and attempts (a ``Delivery``, a ``FollowDelivery``). The row is the
+    claim: it is inserted before the mail is sent, and a unique constraint lets only one
+    worker insert it."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", _("Queued")
         SENT = "sent", _("Sent")
         FAILED = "failed", _("Failed")
 
-    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="deliveries")
-    daily = models.ForeignKey(Daily, on_delete=models.CASCADE, related_name="deliveries")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     attempts = models.PositiveSmallIntegerField(default=0)
     # Set while a worker holds the claim; cleared when an attempt fails and waits for a retry.
@@ -99,6 +107,16 @@ class Delivery(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
     message_id = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class Delivery(MailClaim):
+    """One daily to one subscriber, claimed once per subscriber and daily."""
+
+    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="deliveries")
+    daily = models.ForeignKey(Daily, on_delete=models.CASCADE, related_name="deliveries")
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -168,7 +186,7 @@ class SubscribeRequest(models.Model):
         return f"subscribe request #{self.pk}"
 
 
-class Follow(models.Model):
+class Follow(Recipient):
     """A mail subscription to a filter set (``follow.filters``: tracks, topics, labs,
     authors, a minimum score), delivered daily or weekly. Confirmed, managed and stopped as
     a ``Subscriber`` is: by a signed link, then by its random token."""
@@ -177,25 +195,12 @@ class Follow(models.Model):
         DAILY = "daily", _("Every day")
         WEEKLY = "weekly", _("Every week")
 
-    Status = Subscriber.Status
-
-    email = models.EmailField(max_length=EMAIL_MAX_LENGTH)
-    language = models.CharField(max_length=5, choices=Language.choices)
     filters = models.CharField(
         max_length=FILTERS_MAX_LENGTH, help_text=_("The filter set, as its canonical query string.")
     )
     # sha256 of ``filters``: the unique constraint's column (the query string may be long).
     filters_digest = models.CharField(max_length=64, editable=False)
     frequency = models.CharField(max_length=6, choices=Frequency.choices)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
-    token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
-    failure_count = models.PositiveIntegerField(default=0, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    confirmed_at = models.DateTimeField(null=True, blank=True, editable=False)
-    unsubscribed_at = models.DateTimeField(null=True, blank=True, editable=False)
-    suspended_at = models.DateTimeField(null=True, blank=True, editable=False)
-
-    objects = SubscriberQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -222,24 +227,14 @@ class Follow(models.Model):
         return f"#{self.pk} follow {self.frequency}/{self.language} ({self.status})"
 
 
-class FollowDelivery(models.Model):
-    """One period's mail (a day, or an ISO week) to one follow. As with ``Delivery``, the
-    row is the claim: inserted before the mail is sent, once per follow and period."""
-
-    Status = Delivery.Status
+class FollowDelivery(MailClaim):
+    """One period's mail (a day, or an ISO week) to one follow, claimed once per follow and
+    period."""
 
     follow = models.ForeignKey(Follow, on_delete=models.CASCADE, related_name="deliveries")
     # "2026-10-28" for a day, "2026-W44" for an ISO week.
     period = models.CharField(max_length=10)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    retry_after = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-    sent_at = models.DateTimeField(null=True, blank=True)
-    message_id = models.CharField(max_length=255, blank=True)
     papers = models.PositiveIntegerField(default=0, help_text=_("Papers the mail listed."))
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
