@@ -112,23 +112,11 @@ def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
         for language in languages:
             summary = by_language.get(language)
             if summary is None and language not in (entry.accepted_untranslated or []):
-                blockers.append(
-                    Blocker(
-                        "summary-missing",
-                        _(
-                            "#%(position)d %(name)s has no %(language)s summary "
-                            "(write one, or accept “not yet translated”)."
-                        )
-                        % {
-                            "position": entry.position,
-                            "name": name,
-                            "language": _language_name(language),
-                        },
-                        entry_id=entry.pk,
-                        paper_id=entry.paper_id,
-                        language=language,
-                    )
+                message = _(
+                    "#%(position)d %(name)s has no %(language)s summary "
+                    "(write one, or accept “not yet translated”)."
                 )
+                blockers.append(_entry_blocker("summary-missing", message, entry, name, language))
             if summary is None:
                 continue
             if (
@@ -136,42 +124,42 @@ def daily_publishing_blockers(*, daily: Daily) -> list[Blocker]:
                 and summary.provenance == Summary.Provenance.MACHINE
                 and summary.reviewed_at is None
             ):
-                blockers.append(
-                    Blocker(
-                        "unreviewed",
-                        _(
-                            "#%(position)d %(name)s: the %(language)s summary is a machine "
-                            "draft no editor has reviewed (this track requires review)."
-                        )
-                        % {
-                            "position": entry.position,
-                            "name": name,
-                            "language": _language_name(language),
-                        },
-                        entry_id=entry.pk,
-                        paper_id=entry.paper_id,
-                        language=language,
-                    )
+                message = _(
+                    "#%(position)d %(name)s: the %(language)s summary is a machine "
+                    "draft no editor has reviewed (this track requires review)."
                 )
+                blockers.append(_entry_blocker("unreviewed", message, entry, name, language))
             for flag in summary.flags.all():
+                message = _(
+                    "#%(position)d %(name)s, %(language)s %(field)s: “%(text)s” — "
+                    "%(detail)s Fix the text or confirm it."
+                )
+                field = flag.field or _("summary")
                 blockers.append(
-                    Blocker(
+                    _entry_blocker(
                         "flag",
-                        _(
-                            "#%(position)d %(name)s, %(language)s %(field)s: “%(text)s” — "
-                            "%(detail)s Fix the text or confirm it."
-                        )
-                        % {
-                            "position": entry.position,
-                            "name": name,
-                            "language": _language_name(language),
-                            "field": flag.field or _("summary"),
-                            "text": flag.text,
-                            "detail": flag.detail,
-                        },
-                        entry_id=entry.pk,
-                        paper_id=entry.paper_id,
-                        language=language,
+                        message,
+                        entry,
+                        name,
+                        language,
+                        field=field,
+                        text=flag.text,
+                        detail=flag.detail,
                     )
                 )
     return blockers
+
+
+def _entry_blocker(
+    code: str, message: str, entry: DailyEntry, name: str, language: str, **params: str
+) -> Blocker:
+    """A blocker about an entry's text in ``language``: ``message`` may name the entry's
+    position, its name and the language (``%(position)d``, ``%(name)s``, ``%(language)s``)."""
+    values = {"position": entry.position, "name": name, "language": _language_name(language)}
+    return Blocker(
+        code,
+        message % {**values, **params},
+        entry_id=entry.pk,
+        paper_id=entry.paper_id,
+        language=language,
+    )
