@@ -567,6 +567,21 @@ class SummaryVersion(models.Model):
         # A re-draft of a text readers already see: kept aside until an editor applies it.
         PROPOSED = "proposed", _("Proposed re-draft")
 
+    # The summary's fields a version keeps, and a restore puts back.
+    KEPT_FIELDS = (
+        "headline",
+        "body",
+        "takeaway",
+        "highlights",
+        "provenance",
+        "drafter",
+        "drafter_version",
+        "model_name",
+        "prompt_version",
+        "source_digest",
+        "drafted_at",
+    )
+
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="versions")
     headline = models.CharField(max_length=200, blank=True)
     body = models.TextField()

@@ -165,6 +165,7 @@ def test_it_keeps_the_previous_machine_text_as_a_version_and_restore_brings_it_b
     paper_draft(paper=paper)
     first = paper.summaries.get(language="en")
     original = (first.body, first.takeaway, first.drafter)
+    kept = (first.highlights, first.model_name, first.prompt_version, first.drafted_at)
 
     replacement = "HiLO picks one product state for all services. One state for all."
     drafter = WrittenDrafter(_en(replacement, "One state for all."))
@@ -181,6 +182,7 @@ def test_it_keeps_the_previous_machine_text_as_a_version_and_restore_brings_it_b
 
     live.refresh_from_db()
     assert (live.body, live.takeaway, live.drafter) == original
+    assert (live.highlights, live.model_name, live.prompt_version, live.drafted_at) == kept
     assert live.provenance == Summary.Provenance.MACHINE and live.reviewed_by == editor
     assert live.versions.filter(
         reason=SummaryVersion.Reason.REPLACED_BY_EDITOR, body=replacement

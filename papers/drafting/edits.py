@@ -199,19 +199,7 @@ def summary_restore_version(*, version: SummaryVersion, user, now=None) -> Summa
         check_may_change(user, summary)
     before = texts_of(summary)
     version_of(summary, SummaryVersion.Reason.REPLACED_BY_EDITOR, user).save()
-    for name in (
-        "headline",
-        "body",
-        "takeaway",
-        "highlights",
-        "provenance",
-        "drafter",
-        "drafter_version",
-        "model_name",
-        "prompt_version",
-        "source_digest",
-        "drafted_at",
-    ):
+    for name in SummaryVersion.KEPT_FIELDS:
         setattr(summary, name, getattr(version, name))
     # Either way an editor changed the live text: the pages date it as a correction when
     # it was already published.

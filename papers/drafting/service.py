@@ -317,22 +317,9 @@ def _needs_draft(
 
 def version_of(summary: Summary, reason: str, user=None) -> SummaryVersion:
     """The summary's text and provenance as it stands, kept as a version (not saved)."""
-    return SummaryVersion(
-        summary=summary,
-        headline=summary.headline,
-        body=summary.body,
-        takeaway=summary.takeaway,
-        highlights=list(summary.highlights),
-        provenance=summary.provenance,
-        drafter=summary.drafter,
-        drafter_version=summary.drafter_version,
-        model_name=summary.model_name,
-        prompt_version=summary.prompt_version,
-        source_digest=summary.source_digest,
-        drafted_at=summary.drafted_at,
-        reason=reason,
-        created_by=user,
-    )
+    kept = {name: getattr(summary, name) for name in SummaryVersion.KEPT_FIELDS}
+    kept["highlights"] = list(summary.highlights)  # a copy: the live list may change after
+    return SummaryVersion(summary=summary, reason=reason, created_by=user, **kept)
 
 
 def _clean_language(text: LanguageDraft) -> dict:
