@@ -645,13 +645,7 @@ class SummaryAdmin(PublicContentAdmin, admin.ModelAdmin):
     inlines = [SummaryFlagInline, SummaryVersionInline]
     readonly_fields = [
         "open_flag_list",
-        "provenance",
-        "drafter",
-        "drafter_version",
-        "model_name",
-        "prompt_version",
-        "source_digest",
-        "drafted_at",
+        *Summary.DRAFT_FIELDS,
         "reviewed_by",
         "reviewed_at",
         "edited_by",

@@ -427,6 +427,17 @@ class Summary(models.Model):
         MACHINE = "machine", _("Machine draft")
         EDITOR = "editor", _("Editor")
 
+    # Who wrote the text and how a machine draft was made: set with the text, never typed.
+    DRAFT_FIELDS = (
+        "provenance",
+        "drafter",
+        "drafter_version",
+        "model_name",
+        "prompt_version",
+        "source_digest",
+        "drafted_at",
+    )
+
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="summaries")
     language = models.CharField(max_length=5, choices=Language.choices)
     headline = models.CharField(max_length=200, blank=True)
@@ -568,19 +579,7 @@ class SummaryVersion(models.Model):
         PROPOSED = "proposed", _("Proposed re-draft")
 
     # The summary's fields a version keeps, and a restore puts back.
-    KEPT_FIELDS = (
-        "headline",
-        "body",
-        "takeaway",
-        "highlights",
-        "provenance",
-        "drafter",
-        "drafter_version",
-        "model_name",
-        "prompt_version",
-        "source_digest",
-        "drafted_at",
-    )
+    KEPT_FIELDS = ("headline", "body", "takeaway", "highlights", *Summary.DRAFT_FIELDS)
 
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="versions")
     headline = models.CharField(max_length=200, blank=True)
