@@ -4,12 +4,13 @@ both the code page and the deep dive say."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 from deepdives import registry, services
-from deepdives.citations import CitationProblem, fill, spec_for
+from deepdives.citations import DEFAULT_RTOL, CitationProblem, fill, spec_for
 from deepdives.models import DeepDive, ReferenceCode
 from deepdives.registry import Program
 from tests.factories import make_daily, make_deep_dive, make_paper
@@ -49,6 +50,57 @@ def test_it_fills_citations_and_names_what_the_run_does_not_back():
         CitationProblem("speedup", "1.41", "1.52"),
         CitationProblem("attention.max_abs_err", None, None),
     ]
+
+
+# Rounding edges: half a unit of the written last digit above the written value.
+EDGES = [("0.2930", 0.29305), ("1.96e-06", 1.965e-06), ("93.2%", 0.9325), ("11.55", 11.555)]
+
+
+def _cite(written: str, value) -> list[CitationProblem]:
+    return fill(f"{{run:x={written}}}", {"x": value})[1]
+
+
+@pytest.mark.parametrize(("below", "edge"), EDGES)
+def test_a_result_on_a_rounding_edge_passes_on_either_side_of_it(below, edge):
+    """Two machines whose floats differ in the last bits put a result that sits on a
+    rounding edge on either side of it: both runs back both ways of writing it."""
+    above = fill(f"{{run:x:{spec_for(below)}}}", {"x": math.nextafter(edge, 2 * edge)})[0]
+    assert above != below  # the same result, rounded on the other machine
+    for value in (math.nextafter(edge, 0), edge, math.nextafter(edge, 2 * edge)):
+        assert _cite(below, value) == [] and _cite(above, value) == [], (value, below, above)
+
+
+@pytest.mark.parametrize(("written", "edge"), EDGES)
+def test_a_result_past_the_edge_by_more_than_float_noise_has_changed(written, edge):
+    inside = edge * (1 + float(DEFAULT_RTOL) / 2)
+    outside = edge * (1 + float(DEFAULT_RTOL) * 2)
+    assert _cite(written, inside) == []
+    assert [p.written for p in _cite(written, outside)] == [written]
+
+
+def test_integers_compare_exactly_however_large():
+    assert _cite("20,000,000", 20_000_000) == []
+    assert _cite("20,000,000", 20_000_001) == [CitationProblem("x", "20,000,000", "20,000,001")]
+    assert _cite("8,192", 8192.4) == [] and _cite("8,192", 8192.6) != []
+
+
+def test_a_stated_tolerance_widens_the_edge_by_that_much_of_the_value():
+    value = 0.3056 * (1 + 0.0009)  # prints 0.3059
+    assert _cite("0.3056", value) == [CitationProblem("x", "0.3056", "0.3059")]
+    assert _cite("0.3056~0.1%", value) == [] and _cite("0.3056~1e-3", value) == []
+    assert _cite("0.3056~0.1%", 0.3056 * 1.0012) == [CitationProblem("x", "0.3056", "0.3060")]
+    # The page shows the run's value at the written precision, not the author's.
+    assert fill("{run:x=0.3056~0.1%}", {"x": value})[0] == "0.3059"
+
+
+def test_an_unreadable_tolerance_backs_nothing():
+    assert _cite("0.3056~about", 0.3056) != []
+    assert _cite("0.3056~", 0.3056) != []
+
+
+def test_non_numbers_and_non_finite_results_compare_as_written():
+    assert _cite("yes", "yes") == [] and _cite("yes", "no") != []
+    assert _cite("1.0", float("nan")) != []
 
 
 def _program(monkeypatch, module: str) -> ReferenceCode:
