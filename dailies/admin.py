@@ -15,6 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from audit.admin import audit_history_panel
 from dailies import services
@@ -340,6 +341,7 @@ class DailyAdmin(
                 self.accept_untranslated_view,
                 "accept_untranslated",
             ),
+            desk("<int:daily_id>/desk/review/", self.mark_reviewed_view, "mark_reviewed"),
             desk("<int:daily_id>/desk/publish/", self.publish_view, "publish"),
             desk("<int:daily_id>/desk/schedule/", self.schedule_view, "schedule"),
             desk("<int:daily_id>/desk/unpublish/", self.unpublish_view, "unpublish"),
@@ -488,6 +490,24 @@ class DailyAdmin(
             }
 
         return self._desk_run(request, daily_id, accept, anchor="#desk-summary")
+
+    def mark_reviewed_view(self, request, daily_id: int):
+        """Mark reviewed the machine drafts named ``review=<entry id>-<language>``: one from
+        its checklist line or entry, or the ones the editor ticked as read."""
+
+        def mark(daily: Daily) -> str:
+            texts = []
+            for value in request.POST.getlist("review"):
+                entry_id, _sep, language = value.partition("-")
+                if not entry_id.isdigit():
+                    raise ValidationError(_("Choose a text to mark reviewed."))
+                texts.append((int(entry_id), language))
+            n = services.daily_entries_mark_reviewed(daily=daily, texts=texts, user=request.user)
+            return ngettext("Marked %(n)d text reviewed.", "Marked %(n)d texts reviewed.", n) % {
+                "n": n
+            }
+
+        return self._desk_run(request, daily_id, mark, anchor="#desk-summary")
 
     def publish_view(self, request, daily_id: int):
         def publish(daily: Daily) -> str:

@@ -191,6 +191,8 @@ def desk_context(*, daily: Daily) -> dict:
     return {
         "blockers": blockers,
         "general_blockers": [b for b in blockers if b.entry_id is None],
+        # Machine drafts no editor has read yet: the checklist offers to tick them as read.
+        "unreviewed": sum(1 for b in blockers if b.code == "unreviewed"),
         "candidates": candidates,
         "desk_entries": rows,
         "counts": desk_counts(candidates=candidates, rows=rows),

@@ -22,13 +22,13 @@ from dailies.assembly import (
     entry_states,
     track_profile_from_daily,
 )
-from dailies.checklist import daily_publishing_blockers
+from dailies.checklist import daily_publishing_blockers, entry_name
 from dailies.extensions import papers_changed
 from dailies.models import Daily, DailyEntry, DailyStatus, IntroFields, WeeklyRoundup
 from dailies.record import daily_pin
 from digest_site import invalidation
 from digest_site.visibility import EDITOR_PERMISSION, may_change_public
-from papers.drafting.edits import summary_confirm, summary_write
+from papers.drafting.edits import summary_confirm, summary_mark_reviewed, summary_write
 from papers.languages import LANGUAGE_CODES, Language
 from papers.models import Summary
 from papers.scoring.service import latest_scores
@@ -622,6 +622,45 @@ def daily_entry_confirm(*, daily: Daily, entry: DailyEntry, language: str, user)
             what=f"{language} summary confirmed ({confirmed} flags)",
         )
     return confirmed
+
+
+@transaction.atomic
+def daily_entries_mark_reviewed(
+    *, daily: Daily, texts: list[tuple[int, str]], user, now: dt.datetime | None = None
+) -> int:
+    """An editor marks the machine drafts they have read reviewed: ``texts`` names each by
+    entry id and language, one at a time from the checklist or the ones they ticked; never
+    the daily's drafts wholesale, since the track's review rule asks for a reading of each.
+    Each is recorded on the daily's history with who and when (and audited when readers see
+    the text). Returns how many were marked; texts already reviewed or an editor's are left."""
+    now = now or timezone.now()
+    stored = Daily.objects.select_for_update().get(pk=daily.pk)
+    _check_may_change(stored, user)
+    if not texts:
+        raise ValidationError(_("Tick the texts you have read, then mark them reviewed."))
+    entries = {e.pk: e for e in stored.entries.select_related("paper")}
+    marked = 0
+    for entry_id, language in dict.fromkeys(texts):
+        entry = entries.get(entry_id)
+        if entry is None:
+            raise ValidationError(_("That entry is not in %(daily)s.") % {"daily": stored})
+        if language not in LANGUAGE_CODES:
+            raise ValidationError(_("Unknown language “%(language)s”.") % {"language": language})
+        summary = Summary.objects.filter(paper_id=entry.paper_id, language=language).first()
+        if summary is None:
+            raise ValidationError(
+                _("%(paper)s has no %(language)s text to review.")
+                % {"paper": entry_name(entry.paper), "language": language}
+            )
+        if summary_mark_reviewed(summary=summary, user=user, now=now):
+            daily_record_text_edit(
+                daily=stored,
+                user=user,
+                paper_id=entry.paper_id,
+                what=f"{language} summary marked reviewed",
+            )
+            marked += 1
+    return marked
 
 
 # -- Weekly roundups ------------------------------------------------------------------------

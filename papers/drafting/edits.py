@@ -1,5 +1,5 @@
 """The editor's side of the texts: edit, write or delete a summary, confirm it or some of its
-flags, restore a version or apply a proposed re-draft.
+flags, mark a machine draft reviewed, restore a version or apply a proposed re-draft.
 
 An editor's text is the editor's: no drafting overwrites it. A change to a text readers see
 needs an editor (``check_may_change``), is recorded in the audit and invalidates the pages
@@ -171,6 +171,32 @@ def summary_confirm(*, summary: Summary, user, now=None) -> int:
         )
         invalidation.changed(summary)
     return confirmed
+
+
+@transaction.atomic
+def summary_mark_reviewed(*, summary: Summary, user, now=None) -> bool:
+    """An editor says they have read the machine draft and it may go out as it is: it is
+    marked reviewed by them, its open flags left open (each is confirmed on its own).
+    Returns whether it changed: an editor's text or a reviewed draft is left alone."""
+    now = now or timezone.now()
+    stored = Summary.objects.select_for_update().get(pk=summary.pk)
+    if stored.provenance != Summary.Provenance.MACHINE or stored.reviewed_at is not None:
+        return False
+    public = is_public(stored)
+    if public:
+        check_may_change(user, stored)
+    Summary.objects.filter(pk=stored.pk).update(reviewed_by=user, reviewed_at=now)
+    summary.reviewed_by, summary.reviewed_at = user, now
+    if public:
+        audit_record(
+            user=user,
+            action=AuditRecord.Action.EDIT,
+            obj=stored,
+            changes={"reviewed_by": [None, user.pk if user else None]},
+            note="marked reviewed",
+        )
+        invalidation.changed(stored)
+    return True
 
 
 @transaction.atomic

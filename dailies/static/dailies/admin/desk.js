@@ -48,7 +48,8 @@ document.addEventListener("DOMContentLoaded", function () {
   function unsaved(except) {
     const kept = [];
     document.querySelectorAll("form").forEach(function (form) {
-      if (form === except || !formKey(form)) {
+      // Ticks of what was read are no edit: a reload may drop them without a warning.
+      if (form === except || !formKey(form) || form.hasAttribute("data-desk-untracked")) {
         return;
       }
       fields(form).forEach(function (el) {
