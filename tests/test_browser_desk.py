@@ -214,3 +214,38 @@ def test_saving_an_entry_keeps_an_unsaved_intro_and_says_so(proposed, editor):
     daily = Daily.objects.get(pk=proposed["daily"].pk)
     assert daily.intro_en == intro
     assert Summary.objects.get(paper__slug="alpha", language="zh").body.startswith("编辑改写")
+
+
+OVERFLOW = """() => {
+  const width = document.documentElement.clientWidth;
+  const wide = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const box = el.getBoundingClientRect();
+    const parent = el.parentElement && el.parentElement.getBoundingClientRect();
+    if (box.width && box.right > width + 1 && !(parent && parent.right > width + 1)) {
+      wide.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + " " + box.right);
+    }
+  }
+  return {scroll: document.documentElement.scrollWidth, width: width, wide: wide};
+}"""
+
+
+@pytest.mark.parametrize("locale", ["en", "zh-CN"])
+def test_the_desk_fits_a_phone_without_scrolling_sideways(proposed, editor, locale):
+    """At 390 px the change page of a draft daily (publish-at, candidates, entries) is no
+    wider than the screen: wide tables scroll in their own box, not the page."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        context = browser.new_context(viewport={"width": 390, "height": 844}, locale=locale)
+        page = context.new_page()
+        try:
+            _login(page, proposed["site"])
+            page.goto(proposed["site"] + proposed["change"])
+            assert page.locator("#desk-schedule").is_visible()
+            assert page.locator("tr.desk-candidate").count() >= 1
+            found = page.evaluate(OVERFLOW)
+        finally:
+            browser.close()
+    assert found["scroll"] <= found["width"], found
