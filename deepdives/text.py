@@ -186,7 +186,28 @@ def _render(text: str) -> tuple[str, list[dict]]:
     )
     # Code and diagrams keep their lines and scroll sideways on a phone; a scrolling block
     # must take the keyboard's focus to be scrolled without a pointer.
+    clean = _PRE.sub(lambda m: _wide_columns(m.group(0)), clean)
     return clean.replace("<pre>", '<pre tabindex="0">'), md.toc_tokens
+
+
+_PRE = re.compile(r"<pre>.*?</pre>", re.S)
+_TAG = re.compile(r"(<[^>]*>)")
+# East Asian wide and fullwidth characters: two columns of a terminal (and of a diagram).
+_WIDE = re.compile(
+    "([\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6])"
+)
+
+
+def _wide_columns(pre: str) -> str:
+    """Each wide character of a code block in a box of exactly two columns (``span.wide``):
+    a diagram is drawn counting them as two, as a terminal does, but no monospace font a
+    browser falls back to for Chinese draws them at twice its Latin width."""
+    parts = _TAG.split(pre)
+    return "".join(
+        part if part.startswith("<") else _WIDE.sub(r'<span class="wide">\1</span>', part)
+        for part in parts
+    )
 
 
 def reading_minutes(text: str, language: str) -> int:
