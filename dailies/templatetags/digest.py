@@ -49,6 +49,12 @@ def safe_url(value: str | None) -> str:
 
 
 @register.filter
+def unbroken(value) -> SafeString:
+    """``value`` kept on one line (a date in a heading: "2026-10-" then "28" reads as two)."""
+    return format_html('<span class="unbroken">{}</span>', value)
+
+
+@register.filter
 def native_name(code: str) -> str:
     return NATIVE_NAMES.get(code, code)
 
