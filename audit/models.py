@@ -74,6 +74,7 @@ class PendingBump(models.Model):
 
     class Meta:
         verbose_name = _("pending content-version bump")
+        verbose_name_plural = _("pending content-version bumps")
 
     def __str__(self) -> str:
         return f"content-version bump pending since {self.created_at:%Y-%m-%d %H:%M:%S}"

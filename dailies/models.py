@@ -379,6 +379,7 @@ class WeeklyRoundup(IntroFields):
     class Meta:
         ordering = ["-week_start", "track"]
         verbose_name = _("weekly roundup")
+        verbose_name_plural = _("weekly roundups")
         constraints = [
             models.UniqueConstraint(
                 fields=["track", "week_start"], name="dailies_roundup_unique_track_week"

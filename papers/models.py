@@ -771,6 +771,7 @@ class LLMRequest(models.Model):
     class Meta:
         ordering = ["-created_at", "-pk"]
         verbose_name = _("LLM request")
+        verbose_name_plural = _("LLM requests")
         indexes = [
             # the daily token budget: "tokens of requests made since the start of today"
             models.Index(fields=["created_at"], name="papers_llmrequest_created_idx"),

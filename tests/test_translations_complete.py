@@ -175,3 +175,19 @@ def test_its_po_compiles_without_warnings_to_the_committed_mo(tmp_path):
         with path.open("rb") as mo:
             catalogs.append(gettext.GNUTranslations(mo)._catalog)  # the parsed msgid → msgstr
     assert catalogs[0] == catalogs[1]
+
+
+def test_every_model_of_ours_has_a_chinese_plural():
+    """Django makes a missing plural by appending "s" to the name: "每周回顾s" in the admin."""
+    from django.apps import apps
+    from django.utils import translation
+
+    ours = {Path(c.path).parent for c in apps.get_app_configs()} & {settings.BASE_DIR}
+    assert ours, "the project's apps live under BASE_DIR"
+    with translation.override("zh"):
+        plurals = {
+            model._meta.label: str(model._meta.verbose_name_plural)
+            for model in apps.get_models()
+            if Path(apps.get_app_config(model._meta.app_label).path).parent == settings.BASE_DIR
+        }
+    assert [label for label, name in plurals.items() if re.search(r"[^\x00-\x7f]s$", name)] == []
