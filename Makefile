@@ -21,9 +21,10 @@ $(STAMP): requirements.lock
 
 install: $(STAMP)
 
-# Measured on the 2-core development machine (shared, busy), fresh SQLite file: migrate 22 s,
-# load_demo 19 s, load_demo_draft 15 s, verify_reference (16 programs) 158 s; about 3.5 min
-# to the first page, most of it the reference programs. See README.md.
+# Measured from a clean clone on the 2-core development machine, loaded by other jobs (load
+# average 13-15), fresh SQLite file: install 345 s (first time only), migrate 43 s, load_demo
+# 149 s, load_demo_draft 24 s, verify_reference (16 programs) 274 s, 20 s to the first page:
+# about 8.5 min to the first page after the install. See README.md.
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo
