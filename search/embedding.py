@@ -31,6 +31,7 @@ from search.limits import (
     EMBED_BATCH,
     MAX_PASSAGE_CHARS,
     MAX_QUERY_CHARS,
+    MAX_QUERY_TOKENS,
     QUERY_VECTOR_TIMEOUT,
     QUERY_VECTORS_KEPT,
 )
@@ -161,8 +162,9 @@ _kept_lock = threading.Lock()
 
 
 def embed_query(text: str) -> np.ndarray:
-    """The unit vector of ``text`` as an e5 query (cut to MAX_QUERY_CHARS), from this
-    process's memory, else the shared cache, else the model. Raises ModelUnavailable."""
+    """The unit vector of ``text`` as an e5 query (cut to MAX_QUERY_CHARS, then to
+    MAX_QUERY_TOKENS), from this process's memory, else the shared cache, else the model.
+    Raises ModelUnavailable."""
     import numpy as np
 
     text = text[:MAX_QUERY_CHARS]
@@ -174,13 +176,35 @@ def embed_query(text: str) -> np.ndarray:
     if raw is None:
         raw = _cache_get(key)
         if raw is None:
-            raw = MODEL.get().query(text).astype(np.float32).tobytes()
+            model = MODEL.get()
+            raw = model.query(_cut_to_tokens(model, text)).astype(np.float32).tobytes()
             _cache_set(key, raw)
         with _kept_lock:
             _kept[key] = raw
             while len(_kept) > QUERY_VECTORS_KEPT:
                 _kept.popitem(last=False)
     return np.frombuffer(raw, dtype=np.float32)
+
+
+def _cut_to_tokens(model, text: str) -> str:
+    """The longest beginning of ``text`` that the model reads as at most MAX_QUERY_TOKENS
+    tokens (its time grows with each one; counting them costs next to nothing)."""
+    if model.token_count(text, True) <= MAX_QUERY_TOKENS:
+        return text
+    short, long = 0, len(text)
+    while long - short > 1:
+        middle = (short + long) // 2
+        if model.token_count(text[:middle], True) <= MAX_QUERY_TOKENS:
+            short = middle
+        else:
+            long = middle
+    return text[:short]
+
+
+def query_vector_kept(text: str) -> bool:
+    """Whether this process has the vector of ``text`` as a query (no model run)."""
+    with _kept_lock:
+        return query_key(text[:MAX_QUERY_CHARS]) in _kept
 
 
 def query_key(text: str) -> str:

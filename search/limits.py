@@ -11,6 +11,11 @@ from __future__ import annotations
 # lexical parse and the query embedding both read at most this much).
 MAX_QUERY_CHARS = 200
 MAX_QUERY_TERMS = 12
+# The model reads a query up to this many tokens (its specials included): its time grows
+# with each, about 2.5 ms a token on one quiet core. A Chinese character is about a token,
+# so 200 of them would cost half a second; typed queries are shorter (the cross-lingual
+# test set's longest is 32 tokens).
+MAX_QUERY_TOKENS = 64
 
 # A paper's text for its embedding (title, summaries, abstract) is cut to this many
 # characters: the model reads at most 512 tokens, and its time grows with the length.
@@ -23,6 +28,24 @@ EMBED_PER_RUN = 300
 # Papers the in-process vector index holds at most (384 float32 each: 1.5 KB; 100,000 papers
 # are 154 MB a worker). Past it the newest embeddings are left out and a line is logged.
 MAX_VECTOR_INDEX = 200_000
+# A script with at least this many papers is searched through an inverted file (IVF): its
+# rows are grouped into lists around k-means centroids, and an unfiltered query reads only
+# the lists of its IVF_PROBE nearest centroids, then ranks their rows exactly. Below it (the
+# demo, the tests, a young site) every row is compared: the scan costs a few ms there, and
+# the results are exact. At 100,000 papers a query reads about a tenth of the rows instead
+# of all 146 MB; bench/search.py measures the time and the recall against the exact scan.
+IVF_MIN_ROWS = 20_000
+# Lists a script is split into: IVF_LISTS_PER_SQRT times the square root of its rows (about
+# 260 for 70,000 papers), so that lists stay a few hundred rows each as the index grows.
+IVF_LISTS_PER_SQRT = 1.0
+IVF_PROBE = 24
+# k-means is trained on at most this many rows a list (a sample, fixed seed: every worker
+# that loads the same rows gets the same lists), for this many rounds; a process trains
+# again when a script has grown this many times past the rows it was trained on, and places
+# newer rows in the nearest list until then.
+IVF_TRAIN_PER_LIST = 32
+IVF_TRAIN_ROUNDS = 8
+IVF_RETRAIN_GROWTH = 1.5
 
 # Hybrid search: each script's papers (Latin, Han) fused apart by reciprocal rank fusion of
 # the first FUSE_DEPTH lexical hits with the VECTOR_HITS nearest papers of that script whose
@@ -45,6 +68,9 @@ QUERY_VECTOR_TIMEOUT = 7 * 24 * 3600
 # A query's nearest papers (unfiltered) kept per process, an LRU of this many, until the
 # vector index changes.
 QUERY_HITS_KEPT = 2048
+# A hybrid search's results kept in the shared cache (search.service): retired with the
+# ``index`` tag and the vector index's generation, and gone after this many seconds anyway.
+RESULTS_TIMEOUT = 24 * 3600
 
 # "More like this" and the related papers of a paper page; the nearest published papers a
 # desk candidate shows.

@@ -10,31 +10,45 @@ When no paper has every term, the service tries, in order: word beginnings for u
 words ("zipf" → ZipFusion), the closest spelling for unknown words ("degredation" →
 degradation; pg_trgm on PostgreSQL, the same trigram similarity computed in Python on
 SQLite), and finally papers with any of the terms.
+
+With semantic search on, a query's first run makes its vector on another thread while this
+one runs the lexical search (the model releases the GIL: the run costs the longer of the
+two, not their sum), and what the hybrid search worked out (the fused first hits, the
+count, how the query was understood) is kept in the shared cache under the ``index`` tag's
+version and the vector index's generation: the same query and filters again cost two cache
+round trips and no SQL until the index changes.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
+import threading
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TypeVar
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Exists, OuterRef, QuerySet
 
 from dailies.models import DailyEntry
 from dailies.selectors import index_papers
+from digest_site import cache_tags
 from papers.models import Paper
 from search import backends, vectors
 from search.backends import MAX_RESULTS, Filters, Hit, Match
 from search.backends.base import appearances, tagged_paper_ids
-from search.embedding import ModelUnavailable, embed_query
+from search.embedding import ModelUnavailable, embed_query, model_id, query_vector_kept
 from search.limits import (
     FUSE_DEPTH,
     MIN_SIMILARITY,
     QUERY_HITS_KEPT,
     RELAXED_WEIGHT,
+    RESULTS_TIMEOUT,
     RRF_K,
     VECTOR_HITS,
 )
@@ -158,12 +172,18 @@ def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -
     results for their presentation.
 
     With semantic search on, the lexical results are fused with the papers nearest to the
-    query's meaning (``HybridResults``); when the model cannot be used, the lexical results
-    are returned as they are and a line is logged."""
-    lexical = lexical_search(query, filters, language=language)
+    query's meaning (``HybridResults``), kept in the shared cache until the index changes;
+    when the model cannot be used, the lexical results are returned as they are and a line
+    is logged."""
     if not (vectors.enabled() and query.strip()):
-        return lexical
-    semantic = _semantic_hits(query, filters)
+        return lexical_search(query, filters, language=language)
+    key = _results_key(query, filters)
+    kept = _kept_results(key, query, filters, language)
+    if kept is not None:
+        return kept
+    vector = _embed_ahead(query)
+    lexical = lexical_search(query, filters, language=language)
+    semantic = _semantic_hits(query, filters, vector)
     if semantic is None:
         return lexical
     return HybridResults(
@@ -176,13 +196,36 @@ def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -
         relaxed=lexical.relaxed,
         lexical=lexical,
         semantic=semantic,
+        _key=key,
     )
 
 
-def _semantic_hits(query: str, filters: Filters) -> dict[str, list[Hit]] | None:
+_embedder: ThreadPoolExecutor | None = None
+_embedder_lock = threading.Lock()
+
+
+def _embed_ahead(query: str) -> Future | None:
+    """The query's vector, being made on the process's embedding thread (None when this
+    process already has it)."""
+    global _embedder
+    if query_vector_kept(query):
+        return None
+    with _embedder_lock:
+        if _embedder is None:
+            # One thread: the model runs one query at a time in a process, as before.
+            _embedder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
+    return _embedder.submit(embed_query, query)
+
+
+def _semantic_hits(
+    query: str, filters: Filters, vector: Future | None = None
+) -> dict[str, list[Hit]] | None:
     """The published papers nearest to the query's meaning, each script's apart, or None
-    (logged) when the model or the vector index cannot answer."""
+    (logged) when the model or the vector index cannot answer. ``vector`` is the query's
+    vector being made (``_embed_ahead``): waited for, then read from the process's memory."""
     try:
+        if vector is not None:
+            vector.result()
         if filters:
             hits = vectors.current().nearest_by_script(
                 embed_query(query), limit=VECTOR_HITS, min_similarity=MIN_SIMILARITY,
@@ -207,6 +250,67 @@ def _kept_hits(
     return vectors.current().nearest_by_script(
         embed_query(query), limit=limit, min_similarity=min_similarity
     )
+
+
+# The tags whose retirement changes what a search finds (``digest_site.invalidation``).
+RESULTS_TAGS = ("index", cache_tags.ALL)
+
+
+def _results_key(query: str, filters: Filters) -> str | None:
+    """The shared cache's key of a hybrid search's results: the query and filters, the
+    versions of RESULTS_TAGS (re-read at most PAGE_CACHE_VERSION_RECHECK_MS late, as the
+    page cache reads them), the vector index's generation, the model and the fusion's
+    bounds. None when the cache cannot say (nothing is kept then)."""
+    try:
+        recheck = settings.PAGE_CACHE_VERSION_RECHECK_MS / 1000
+        versions = cache_tags.versions(RESULTS_TAGS, recheck)
+        if None in versions.values():
+            versions = cache_tags.stamp(RESULTS_TAGS)
+        token = vectors.generation()
+    except Exception:  # an unavailable cache costs the search its kept results, nothing more
+        log.warning("search results not kept (cache unavailable)", exc_info=True)
+        return None
+    if token is None:
+        return None
+    bounds = (FUSE_DEPTH, VECTOR_HITS, MIN_SIMILARITY, RRF_K, RELAXED_WEIGHT)
+    parts = (model_id(), token, sorted(versions.items()), bounds, filters, query)
+    return "search:results:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class _KeptResults:
+    """What a hybrid search worked out, as the shared cache keeps it."""
+
+    match: Match | None
+    terms: list[QueryTerm]
+    corrected: str | None
+    relaxed: bool
+    fused: list[Hit]
+    lexical_total: int | None
+
+
+def _kept_results(
+    key: str | None, query: str, filters: Filters, language: str
+) -> HybridResults | None:
+    if key is None:
+        return None
+    try:
+        kept = cache.get(key)
+    except Exception:
+        log.warning("search results not read (cache unavailable)", exc_info=True)
+        return None
+    if not isinstance(kept, _KeptResults):
+        return None
+    understood = {
+        "query": query, "filters": filters, "language": language, "match": kept.match,
+        "terms": kept.terms, "corrected": kept.corrected, "relaxed": kept.relaxed,
+    }  # fmt: skip
+    lexical = SearchResults(
+        **understood,
+        _total=kept.lexical_total,
+        _backend=backends.current() if kept.match is not None else None,
+    )
+    return HybridResults(**understood, lexical=lexical, _fused=kept.fused, _key=key)
 
 
 def rrf(*rankings: Sequence[Hit], weights: Sequence[float] = ()) -> list[Hit]:
@@ -263,6 +367,20 @@ class HybridResults(SearchResults):
     # The nearest papers by meaning, by script (``VectorBackend.nearest_by_script``).
     semantic: dict[str, list[Hit]] = field(default_factory=dict)
     _fused: list[Hit] | None = None
+    # Where the shared cache keeps what was worked out (``_results_key``); None: not kept.
+    _key: str | None = None
+
+    def _keep(self) -> None:
+        if self._key is None or self._fused is None:
+            return
+        lexical_total = self.lexical._total if self.lexical is not None else 0
+        kept = _KeptResults(
+            self.match, self.terms, self.corrected, self.relaxed, self._fused, lexical_total
+        )
+        try:
+            cache.set(self._key, kept, RESULTS_TIMEOUT)
+        except Exception:
+            log.warning("search results not kept (cache unavailable)", exc_info=True)
 
     def fused(self) -> list[Hit]:
         if self._fused is None:
@@ -276,12 +394,17 @@ class HybridResults(SearchResults):
                 query_script=vectors.text_script(self.query),
                 weight=weight,
             )
+            self._keep()
         return self._fused
 
     def _count(self) -> int:
         if self._total is None:
+            fused = self.fused()
+            counted = self.lexical is not None and self.lexical._total is None
             lexical = self.lexical._count() if self.lexical else 0
-            self._total = len(self.fused()) + max(0, lexical - FUSE_DEPTH)
+            self._total = len(fused) + max(0, lexical - FUSE_DEPTH)
+            if counted:
+                self._keep()
         return self._total
 
     def __getitem__(self, index: slice) -> list[Hit]:
@@ -291,11 +414,14 @@ class HybridResults(SearchResults):
         stop = min(MAX_RESULTS, self.count() if index.stop is None else index.stop)
         fused = self.fused()
         hits = fused[start:stop]
-        if stop > len(fused) and self.lexical is not None:
+        lexical = self.lexical
+        # Past the fused hits come the lexical ones after the first FUSE_DEPTH, if any.
+        more = lexical is not None and (lexical._total is None or lexical._total > FUSE_DEPTH)
+        if stop > len(fused) and more:
             seen = {h.paper_id for h in fused}
             tail_start = FUSE_DEPTH + max(0, start - len(fused))
             tail_stop = FUSE_DEPTH + (stop - len(fused))
-            hits += [h for h in self.lexical[tail_start:tail_stop] if h.paper_id not in seen]
+            hits += [h for h in lexical[tail_start:tail_stop] if h.paper_id not in seen]
         return hits
 
     @property

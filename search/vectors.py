@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import logging
 import secrets
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from django.conf import settings
@@ -40,7 +41,16 @@ from digest_site import invalidation
 from papers.models import Paper, Summary
 from search.backends.base import Filters, Hit, appearances, tagged_paper_ids
 from search.embedding import DIMENSIONS, embed_passages, model_id
-from search.limits import EMBED_PER_RUN, MAX_VECTOR_INDEX
+from search.limits import (
+    EMBED_PER_RUN,
+    IVF_LISTS_PER_SQRT,
+    IVF_MIN_ROWS,
+    IVF_PROBE,
+    IVF_RETRAIN_GROWTH,
+    IVF_TRAIN_PER_LIST,
+    IVF_TRAIN_ROUNDS,
+    MAX_VECTOR_INDEX,
+)
 from search.models import PaperEmbedding, SearchDocument
 
 if TYPE_CHECKING:
@@ -264,30 +274,158 @@ def _read_vectors(rows: Iterable[tuple]) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 SCRIPTS = ("latn", "hani")
+# Names each load of an index in this process (any backend's): a key of the kept hits.
+_serials = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """An inverted file over one script's rows: k-means centroids, and the rows stored list
+    by list (list ``j`` is rows ``offsets[j]:offsets[j + 1]``)."""
+
+    centroids: np.ndarray  # (lists, DIMENSIONS) float32, unit rows
+    labels: np.ndarray  # each row's list, ascending (the rows' order)
+    offsets: np.ndarray  # (lists + 1,) int64
+    trained: int  # the rows the centroids were trained on
+
+    @property
+    def nbytes(self) -> int:
+        return self.centroids.nbytes + self.labels.nbytes + self.offsets.nbytes
+
+
+@dataclass(frozen=True)
+class _Script:
+    """One script's rows in a contiguous matrix: in id order, or, past IVF_MIN_ROWS, list by
+    list (``lists``; by id within a list)."""
+
+    ids: np.ndarray
+    matrix: np.ndarray
+    lists: _Lists | None = None
+
+    @property
+    def nbytes(self) -> int:
+        lists = self.lists.nbytes if self.lists is not None else 0
+        return self.ids.nbytes + self.matrix.nbytes + lists
+
+    def scores(self, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, cosine similarities) of the rows a query reads: every row, or those of the
+        IVF_PROBE lists whose centroids are nearest to ``vector``."""
+        import numpy as np
+
+        if self.lists is None:
+            return self.ids, self.matrix @ vector
+        offsets = self.lists.offsets
+        # Products this small on the calling thread: OpenBLAS wakes its threads for a list
+        # of a thousand rows, which costs tens of ms on a busy machine (bench/search.py).
+        with _one_blas_thread():
+            probed = _top(self.lists.centroids @ vector, IVF_PROBE)
+            spans = [(offsets[j], offsets[j + 1]) for j in probed]
+            scores = np.concatenate([self.matrix[a:b] @ vector for a, b in spans])
+        return np.concatenate([self.ids[a:b] for a, b in spans]), scores
 
 
 @dataclass(frozen=True)
 class _Index:
     """One load of the index. Each script's rows are their own contiguous matrix, so a query
-    is one matrix-vector product a script, with no copy of the rows."""
+    is one matrix-vector product a script (or a few, one a probed list), with no copy of the
+    rows."""
 
     token: str | None  # the generation it was loaded at
     newest: dt.datetime | None  # the newest embedded_at it read
-    serial: int  # this process's count of loads: names the index in the hits' cache
+    serial: int  # names this load in the process: a key of the kept hits
     ids: np.ndarray  # every paper id, ascending
     han: np.ndarray  # ids' is-Han flags
-    scripts: dict[str, tuple[np.ndarray, np.ndarray]]  # script: (ids ascending, their rows)
+    scripts: dict[str, _Script]
 
     @property
     def nbytes(self) -> int:
-        rows = sum(i.nbytes + m.nbytes for i, m in self.scripts.values())
+        rows = sum(script.nbytes for script in self.scripts.values())
         return self.ids.nbytes + self.han.nbytes + rows
 
 
-def _empty_script() -> tuple[np.ndarray, np.ndarray]:
+_blas: object = None
+
+
+def _one_blas_thread():
+    """A context in which NumPy's BLAS runs on the calling thread only (threadpoolctl, which
+    scikit-learn requires; the libraries are looked up once a process)."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController()
+    return _blas.limit(limits=1, user_api="blas")
+
+
+def _empty_script() -> _Script:
     import numpy as np
 
-    return np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
+    return _Script(np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32))
+
+
+def _arrange(ids: np.ndarray, matrix: np.ndarray, lists: _Lists | None, kept: int) -> _Script:
+    """A script's rows (``ids``, ``matrix``; their first ``kept`` rows were in ``lists``, in
+    the same order) as the index stores them: by id below IVF_MIN_ROWS, else list by list.
+    The lists' centroids are kept, and only the other rows placed, until the script has
+    grown IVF_RETRAIN_GROWTH times past the rows they were trained on."""
+    import numpy as np
+
+    if len(ids) < IVF_MIN_ROWS:
+        order = np.argsort(ids, kind="stable")
+        return _Script(ids[order], np.ascontiguousarray(matrix[order], np.float32))
+    if lists is None or len(ids) > lists.trained * IVF_RETRAIN_GROWTH:
+        by_id = np.argsort(ids, kind="stable")
+        centroids = _kmeans(matrix[by_id], _list_count(len(ids)))
+        labels, trained = _nearest_centroid(matrix, centroids), len(ids)
+    else:
+        centroids, trained = lists.centroids, lists.trained
+        labels = np.concatenate([lists.labels[:kept], _nearest_centroid(matrix[kept:], centroids)])
+    order = np.lexsort((ids, labels))
+    labels = labels[order]
+    offsets = np.searchsorted(labels, np.arange(len(centroids) + 1)).astype(np.int64)
+    return _Script(
+        ids[order],
+        np.ascontiguousarray(matrix[order], np.float32),
+        _Lists(centroids, labels, offsets, trained),
+    )
+
+
+def _list_count(rows: int) -> int:
+    return max(1, int(IVF_LISTS_PER_SQRT * rows**0.5))
+
+
+def _nearest_centroid(matrix: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """Each row's nearest centroid (by cosine), a block of rows at a time."""
+    import numpy as np
+
+    out = np.empty(len(matrix), np.int64)
+    for start in range(0, len(matrix), 8192):
+        out[start : start + 8192] = np.argmax(matrix[start : start + 8192] @ centroids.T, axis=1)
+    return out
+
+
+def _kmeans(matrix: np.ndarray, k: int) -> np.ndarray:
+    """``k`` unit centroids of ``matrix``'s rows (spherical k-means, IVF_TRAIN_ROUNDS
+    rounds, on a sample of IVF_TRAIN_PER_LIST rows a list). The seed is fixed: the same rows
+    in the same order give the same centroids in every process."""
+    import numpy as np
+
+    rng = np.random.default_rng(36)
+    take = min(len(matrix), k * IVF_TRAIN_PER_LIST)
+    sample = matrix[np.sort(rng.choice(len(matrix), take, replace=False))]
+    centroids = sample[rng.choice(take, k, replace=False)].copy()
+    for _ in range(IVF_TRAIN_ROUNDS):
+        labels = _nearest_centroid(sample, centroids)
+        order = np.argsort(labels, kind="stable")
+        counts = np.bincount(labels, minlength=k)
+        starts = np.cumsum(counts) - counts
+        filled = counts > 0
+        sums = np.empty_like(centroids)
+        sums[filled] = np.add.reduceat(sample[order], starts[filled], axis=0)
+        # An empty list starts again from a row drawn at random.
+        sums[~filled] = sample[rng.choice(take, int((~filled).sum()), replace=False)]
+        centroids = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+    return centroids.astype(np.float32)
 
 
 class InProcessVectors:
@@ -296,7 +434,6 @@ class InProcessVectors:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state: _Index | None = None
-        self._loads = 0
 
     def clear(self) -> None:
         with self._lock:
@@ -310,7 +447,6 @@ class InProcessVectors:
             with self._lock, transaction.atomic():
                 state = self._state
                 if state is None or (token is not None and token != state.token):
-                    self._loads += 1
                     state = self._state = self._load(token, state)
         return state
 
@@ -345,7 +481,7 @@ class InProcessVectors:
             recent = rows.filter(embedded_at__gte=state.newest - RELOAD_OVERLAP)
             recent_ids = np.fromiter(recent.values_list("paper_id", flat=True), dtype=np.int64)
             changed = np.union1d(np.setdiff1d(ids, state.ids), np.intersect1d(recent_ids, ids))
-        new_ids, new_matrix = _empty_script()
+        new_ids, new_matrix = np.empty(0, np.int64), np.empty((0, DIMENSIONS), np.float32)
         new_han = np.empty(0, bool)
         if len(changed):
             new_ids, new_matrix, new_han = _read_vectors(
@@ -355,17 +491,23 @@ class InProcessVectors:
             )
         scripts = {}
         for script, mine in (("latn", ~new_han), ("hani", new_han)):
-            old_ids, old_matrix = old[script]
-            keep = np.isin(old_ids, ids) & ~np.isin(old_ids, changed)
-            script_ids = np.concatenate([old_ids[keep], new_ids[mine]])
-            order = np.argsort(script_ids, kind="stable")
-            # Indexing by ``order`` makes a new C-ordered matrix: this script's own.
-            matrix = np.concatenate([old_matrix[keep], new_matrix[mine]])[order]
-            scripts[script] = (script_ids[order], np.ascontiguousarray(matrix, np.float32))
-        all_ids = np.concatenate([scripts["latn"][0], scripts["hani"][0]])
-        han = np.repeat([False, True], [len(scripts["latn"][0]), len(scripts["hani"][0])])
+            was = old[script]
+            keep = np.isin(was.ids, ids) & ~np.isin(was.ids, changed)
+            lists = was.lists
+            if lists is not None:
+                lists = replace(lists, labels=lists.labels[keep])
+            # A new C-ordered matrix, this script's own, ordered as it is searched.
+            scripts[script] = _arrange(
+                np.concatenate([was.ids[keep], new_ids[mine]]),
+                np.concatenate([was.matrix[keep], new_matrix[mine]]),
+                lists,
+                int(keep.sum()),
+            )
+        all_ids = np.concatenate([scripts["latn"].ids, scripts["hani"].ids])
+        han = np.repeat([False, True], [len(scripts["latn"].ids), len(scripts["hani"].ids)])
         order = np.argsort(all_ids, kind="stable")
-        return _Index(token, newest, self._loads, all_ids[order], han[order], scripts)
+        serial = next(_serials)
+        return _Index(token, newest, serial, all_ids[order], han[order], scripts)
 
     def nearest(
         self,
@@ -402,11 +544,15 @@ class InProcessVectors:
         skip = set(exclude)
         ranked: dict[str, list[Hit]] = {}
         for script in SCRIPTS:
-            ids, matrix = index.scripts[script]
-            scores = matrix @ vector
+            rows = index.scripts[script]
             if allowed is not None:
-                rows = np.flatnonzero(np.isin(ids, allowed))
-                ids, scores = ids[rows], scores[rows]
+                # Filtered: every row the filters leave is compared (exact); the lists
+                # probed would hold few of them.
+                ids, scores = rows.ids, rows.matrix @ vector
+                kept = np.flatnonzero(np.isin(ids, allowed))
+                ids, scores = ids[kept], scores[kept]
+            else:
+                ids, scores = rows.scores(vector)
             top = _top(scores, want)
             kept = [i for i in top if scores[i] >= min_similarity and int(ids[i]) not in skip]
             ranked[script] = [Hit(int(ids[i]), float(scores[i]), by_meaning=True) for i in kept]

@@ -11,6 +11,7 @@ about it (a query, a re-embedding, a batch).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import re
@@ -374,8 +375,8 @@ def test_each_script_is_its_own_contiguous_matrix(neighbours):
     _publish(zh, date=dt.date(2026, 10, 27))
     _store(zh, _direction((3, 1.0)), script="hani")
     index = vectors.current().index()
-    latn_ids, latn = index.scripts["latn"]
-    hani_ids, hani = index.scripts["hani"]
+    latn_ids, latn = index.scripts["latn"].ids, index.scripts["latn"].matrix
+    hani_ids, hani = index.scripts["hani"].ids, index.scripts["hani"].matrix
     trio = sorted(neighbours[k].pk for k in ("a", "b", "far"))
     assert latn_ids.tolist() == trio and hani_ids.tolist() == [zh.pk]
     for matrix in (latn, hani):
@@ -405,3 +406,118 @@ def test_a_repeated_query_reuses_its_hits_until_the_index_changes(neighbours, mo
 
 def test_kept_hits_are_bounded():
     assert service._kept_hits.cache_info().maxsize == limits.QUERY_HITS_KEPT
+
+
+# Kept results ---------------------------------------------------------------------------------
+
+
+def _first_page(query: str) -> tuple[int, list[int]]:
+    results = search(query)
+    return results.count(), [h.paper_id for h in results[0:10]]
+
+
+def test_a_repeated_search_is_answered_without_sql(neighbours):
+    first = _first_page("storage tier")
+    with CaptureQueriesContext(connection) as queries:
+        assert _first_page("storage tier") == first
+    assert [q["sql"] for q in queries] == []
+
+
+def test_kept_results_follow_the_index(neighbours, django_capture_on_commit_callbacks):
+    query = "songbirds"
+    count, ids = _first_page(query)
+    assert ids[:1] == [neighbours["far"].pk]
+    more = make_paper("more-songbirds", title="Songbirds remember where", en=None, zh=None)
+    _publish(more, date=dt.date(2026, 10, 27))
+    count_after, ids_after = _first_page(query)
+    assert more.pk in ids_after and count_after == count + 1
+    # Unpublished: gone from the same query at once.
+    Daily.objects.filter(entries__paper=more).update(status=Daily.Status.DRAFT, published_at=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        search_index_refresh(paper_ids=[more.pk])
+    assert more.pk not in _first_page(query)[1]
+
+
+def test_kept_results_are_by_filters(neighbours):
+    assert _first_page("songbirds")[1][:1] == [neighbours["far"].pk]
+    other = service.Filters(track="no-such-track")
+    assert [h.paper_id for h in search("songbirds", other)[0:10]] == []
+
+
+# The inverted file past its bound (IVF_MIN_ROWS) ---------------------------------------------
+
+
+@pytest.fixture
+def small_ivf(monkeypatch):
+    """An inverted file from 500 rows a script (about 22 lists), probing 3 lists."""
+    monkeypatch.setattr(vectors, "IVF_MIN_ROWS", 500)
+    monkeypatch.setattr(vectors, "IVF_PROBE", 3)
+
+
+def _clustered(n: int, seed: int) -> np.ndarray:
+    """``n`` unit vectors around 30 random centres."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((30, DIMENSIONS))
+    rows = centres[rng.integers(0, 30, n)] + 0.5 * rng.standard_normal((n, DIMENSIONS))
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _assert_in_nearest_lists(rows, ids: np.ndarray, matrix: np.ndarray) -> None:
+    """Every paper once, with its own vector, in the list of its nearest centroid."""
+    lists = rows.lists
+    assert sorted(rows.ids.tolist()) == sorted(ids.tolist())
+    by_id = dict(zip(ids.tolist(), matrix, strict=True))
+    assert all(np.array_equal(rows.matrix[i], by_id[pk]) for i, pk in enumerate(rows.ids.tolist()))
+    nearest = np.argmax(rows.matrix @ lists.centroids.T, axis=1)
+    assert np.array_equal(nearest, lists.labels)
+    for j in range(len(lists.centroids)):
+        assert (lists.labels[lists.offsets[j] : lists.offsets[j + 1]] == j).all()
+
+
+def test_below_its_bound_a_script_is_compared_whole(small_ivf):
+    ids, matrix = np.arange(1, 500, dtype=np.int64), _clustered(499, 1)
+    rows = vectors._arrange(ids, matrix, None, 0)
+    assert rows.lists is None
+    assert rows.scores(matrix[0])[0].tolist() == ids.tolist()
+
+
+def test_past_its_bound_each_paper_is_in_its_nearest_list_after_reloads(small_ivf):
+    ids, matrix = np.arange(1, 601, dtype=np.int64), _clustered(600, 2)
+    rows = vectors._arrange(ids, matrix, None, 0)
+    _assert_in_nearest_lists(rows, ids, matrix)
+    # A reload: 100 papers gone, 50 with new vectors, 150 new; the centroids are kept.
+    keep = ~np.isin(rows.ids, np.arange(1, 151))
+    lists = dataclasses.replace(rows.lists, labels=rows.lists.labels[keep])
+    new_ids = np.arange(101, 151).tolist() + list(range(601, 751))
+    new_matrix = _clustered(200, 3)
+    ids2 = np.concatenate([rows.ids[keep], np.asarray(new_ids, np.int64)])
+    matrix2 = np.concatenate([rows.matrix[keep], new_matrix])
+    again = vectors._arrange(ids2, matrix2, lists, int(keep.sum()))
+    assert again.lists.centroids is rows.lists.centroids
+    _assert_in_nearest_lists(again, ids2, matrix2)
+
+
+def test_past_its_bound_the_index_finds_the_nearest_papers(small_ivf):
+    ids, matrix = np.arange(1, 3001, dtype=np.int64), _clustered(3000, 4)
+    rows = vectors._arrange(ids, matrix, None, 0)
+    queries = _clustered(50, 5)
+    shares = []
+    for q in queries:
+        found, scores = rows.scores(q)
+        assert len(found) < len(ids) / 3  # a few lists of about 70 read
+        approx = set(found[vectors._top(scores, 10)].tolist())
+        exact = set(ids[vectors._top(matrix @ q, 10)].tolist())
+        shares.append(len(approx & exact) / 10)
+    assert np.mean(shares) >= 0.9
+
+
+def test_a_query_is_embedded_up_to_its_token_bound(semantic):
+    model = embedding.MODEL.get()
+    long = "把长上下文推理时放不下的键值缓存挪到主机内存里并提前预取" * 6
+    assert model.token_count(long, True) > limits.MAX_QUERY_TOKENS
+    # The same first MAX_QUERY_TOKENS tokens, another ending: the same vector.
+    other = long[: len(long) * 2 // 3] + "另一个结尾" * 10
+    assert len(other) <= limits.MAX_QUERY_CHARS and len(long) <= limits.MAX_QUERY_CHARS
+    assert np.array_equal(embed_query(long), embed_query(other))
+    short = long[:20]
+    assert not np.array_equal(embed_query(short), embed_query(short[:-1] + "存"))
