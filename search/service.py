@@ -15,8 +15,8 @@ With semantic search on, a query's first run makes its vector on another thread 
 one runs the lexical search (the model releases the GIL: the run costs the longer of the
 two, not their sum), and what the hybrid search worked out (the fused first hits, the
 count, how the query was understood) is kept in the shared cache under the ``index`` tag's
-version and the vector index's generation: the same query and filters again cost two cache
-round trips and no SQL until the index changes.
+version and the vector index's generation: the same query and filters again cost one cache
+round trip (two when the tags' versions are re-read) and no SQL until the index changes.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -
     if not (vectors.enabled() and query.strip()):
         return lexical_search(query, filters, language=language)
     key = _results_key(query, filters)
-    kept = _kept_results(key, query, filters, language)
+    kept, generation = _kept_results(key, query, filters, language)
     if kept is not None:
         return kept
     vector = _embed_ahead(query)
@@ -197,6 +197,7 @@ def search(query: str, filters: Filters = NO_FILTERS, *, language: str = "en") -
         lexical=lexical,
         semantic=semantic,
         _key=key,
+        _generation=generation,
     )
 
 
@@ -259,21 +260,18 @@ RESULTS_TAGS = ("index", cache_tags.ALL)
 def _results_key(query: str, filters: Filters) -> str | None:
     """The shared cache's key of a hybrid search's results: the query and filters, the
     versions of RESULTS_TAGS (re-read at most PAGE_CACHE_VERSION_RECHECK_MS late, as the
-    page cache reads them), the vector index's generation, the model and the fusion's
-    bounds. None when the cache cannot say (nothing is kept then)."""
+    page cache reads them), the model and the fusion's bounds (the vector index's generation
+    is stored with the results). None when the cache cannot say (nothing is kept then)."""
     try:
         recheck = settings.PAGE_CACHE_VERSION_RECHECK_MS / 1000
         versions = cache_tags.versions(RESULTS_TAGS, recheck)
         if None in versions.values():
             versions = cache_tags.stamp(RESULTS_TAGS)
-        token = vectors.generation()
     except Exception:  # an unavailable cache costs the search its kept results, nothing more
         log.warning("search results not kept (cache unavailable)", exc_info=True)
         return None
-    if token is None:
-        return None
     bounds = (FUSE_DEPTH, VECTOR_HITS, MIN_SIMILARITY, RRF_K, RELAXED_WEIGHT)
-    parts = (model_id(), token, sorted(versions.items()), bounds, filters, query)
+    parts = (model_id(), sorted(versions.items()), bounds, filters, query)
     return "search:results:" + hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
@@ -291,16 +289,25 @@ class _KeptResults:
 
 def _kept_results(
     key: str | None, query: str, filters: Filters, language: str
-) -> HybridResults | None:
+) -> tuple[HybridResults | None, str | None]:
+    """The results kept under ``key`` if they were made at the vector index's current
+    generation, and that generation (one round trip to the cache for both)."""
     if key is None:
-        return None
+        return None, None
     try:
-        kept = cache.get(key)
+        found = cache.get_many([vectors.GENERATION_KEY, key])
     except Exception:
         log.warning("search results not read (cache unavailable)", exc_info=True)
-        return None
+        return None, None
+    generation = found.get(vectors.GENERATION_KEY)
+    stored = found.get(key)
+    if generation is None:  # made by the vector index's next load; nothing is kept till then
+        return None, None
+    if not (isinstance(stored, tuple) and len(stored) == 2 and stored[0] == generation):
+        return None, generation
+    kept = stored[1]
     if not isinstance(kept, _KeptResults):
-        return None
+        return None, generation
     understood = {
         "query": query, "filters": filters, "language": language, "match": kept.match,
         "terms": kept.terms, "corrected": kept.corrected, "relaxed": kept.relaxed,
@@ -310,7 +317,10 @@ def _kept_results(
         _total=kept.lexical_total,
         _backend=backends.current() if kept.match is not None else None,
     )
-    return HybridResults(**understood, lexical=lexical, _fused=kept.fused, _key=key)
+    results = HybridResults(
+        **understood, lexical=lexical, _fused=kept.fused, _key=key, _generation=generation
+    )
+    return results, generation
 
 
 def rrf(*rankings: Sequence[Hit], weights: Sequence[float] = ()) -> list[Hit]:
@@ -367,18 +377,20 @@ class HybridResults(SearchResults):
     # The nearest papers by meaning, by script (``VectorBackend.nearest_by_script``).
     semantic: dict[str, list[Hit]] = field(default_factory=dict)
     _fused: list[Hit] | None = None
-    # Where the shared cache keeps what was worked out (``_results_key``); None: not kept.
+    # Where the shared cache keeps what was worked out (``_results_key``), and the vector
+    # index's generation when the search began; None: not kept.
     _key: str | None = None
+    _generation: str | None = None
 
     def _keep(self) -> None:
-        if self._key is None or self._fused is None:
+        if self._key is None or self._generation is None or self._fused is None:
             return
         lexical_total = self.lexical._total if self.lexical is not None else 0
         kept = _KeptResults(
             self.match, self.terms, self.corrected, self.relaxed, self._fused, lexical_total
         )
         try:
-            cache.set(self._key, kept, RESULTS_TIMEOUT)
+            cache.set(self._key, (self._generation, kept), RESULTS_TIMEOUT)
         except Exception:
             log.warning("search results not kept (cache unavailable)", exc_info=True)
 
