@@ -97,14 +97,14 @@ def test_a_new_scorer_version_leaves_a_published_daily_as_published(db, anonymou
     before = _read(anonymous)
 
     class NextRubric(RubricScorer):
-        version = "2"
+        version = "4"
 
         def score(self, papers, track):
-            return [replace(r, version="2") for r in super().score(papers, track)]
+            return [replace(r, version="4") for r in super().score(papers, track)]
 
     papers = list(Paper.objects.filter(tracks=track).select_related("venue"))
     papers_score(track=track, papers=papers, scorer=NextRubric())
-    assert Score.objects.filter(track=track, scorer_version="2").count() == len(papers)
+    assert Score.objects.filter(track=track, scorer_version="4").count() == len(papers)
     _assert_unchanged(before, _read(anonymous))
 
 

@@ -1,13 +1,19 @@
-"""Precision and recall at the Infra track's minimum, on a labelled set of 102 arXiv-style
-abstracts (tests/data/infra_cut_labelled.toml, 52 on-topic, 50 off-topic, many of them
-sharing the track's words) used to calibrate relevance, and on 32 held-out abstracts
-(tests/data/infra_cut_heldout.toml) written before the calibration and not used for it."""
+"""Precision and recall at the Infra track's minimum, on four sets of arXiv-style abstracts:
+the 102 labelled ones (tests/data/infra_cut_labelled.toml, templated, many off-topic papers
+sharing the track's words) and 24 hard cases (infra_cut_calibration.toml) relevance is
+calibrated on; 32 held-out ones (infra_cut_heldout.toml) written before the first
+calibration, and 44 more (infra_cut_heldout2.toml) written before scorer 3 was built.
+
+Scored as the site scores them: each set's papers saved, scored and stored against the demo's
+Infra profile, the stored total (weak relevance kept under the cut) against the minimum."""
 
 from __future__ import annotations
 
 import tomllib
 from decimal import Decimal
 from pathlib import Path
+
+import pytest
 
 from papers.models import Paper, Track
 from papers.scoring.base import WEAK_RELEVANCE, total_at_the_cut
@@ -16,11 +22,15 @@ from papers.scoring.service import papers_score
 from tests.factories import make_paper, make_track
 
 DATA = Path(__file__).resolve().parent / "data"
-LABELLED = DATA / "infra_cut_labelled.toml"
-HELD_OUT = DATA / "infra_cut_heldout.toml"
+SETS = {
+    "labelled": DATA / "infra_cut_labelled.toml",
+    "calibration": DATA / "infra_cut_calibration.toml",
+    "held out": DATA / "infra_cut_heldout.toml",
+    "held out 2": DATA / "infra_cut_heldout2.toml",
+}
 
 
-def _labelled(path: Path = LABELLED) -> list[dict]:
+def _labelled(path: Path) -> list[dict]:
     with path.open("rb") as f:
         return tomllib.load(f)["paper"]
 
@@ -30,33 +40,59 @@ def _precision_recall(labels: list[bool], kept: list[bool]) -> tuple[float, floa
     return true / max(1, sum(kept)), true / max(1, sum(labels))
 
 
-def _at_the_cut(path: Path, track: Track) -> tuple[int, float, float]:
-    data = _labelled(path)
-    papers = [Paper(title=d["title"], abstract=d["abstract"], comment=d["comment"]) for d in data]
-    results = RubricScorer().score(papers, track)
-    labels = [d["label"] == "on" for d in data]
-    kept = [total_at_the_cut(r.total, r.criteria, track) >= track.min_score for r in results]
-    return len(data), *_precision_recall(labels, kept)
+@pytest.fixture(scope="module")
+def cut_sets(_module_demo, django_db_blocker) -> dict[str, list[tuple[Paper, bool]]]:
+    """Each set's papers with their labels, saved in the module's demo transaction."""
+    sets = {}
+    with django_db_blocker.unblock():
+        for name, path in SETS.items():
+            papers = []
+            for i, d in enumerate(_labelled(path)):
+                paper = Paper.objects.create(
+                    slug=f"cut-{path.stem}-{i}".replace("_", "-"),
+                    canonical_id=f"cut:{path.stem}:{i}",
+                    title=d["title"],
+                    abstract=d["abstract"],
+                    comment=d["comment"],
+                )
+                papers.append((paper, d["label"] == "on"))
+            sets[name] = papers
+    return sets
 
 
-def test_relevance_keeps_off_topic_papers_below_the_track_minimum(demo, capsys):
+def _at_the_cut(papers: list[tuple[Paper, bool]], track: Track) -> tuple[float, float]:
+    scores = papers_score(track=track, papers=[p for p, _ in papers], scorer=RubricScorer())
+    kept = [score.total >= track.min_score for score in scores]
+    return _precision_recall([label for _, label in papers], kept)
+
+
+def test_relevance_keeps_off_topic_papers_below_the_track_minimum(demo, cut_sets, capsys):
     track = Track.objects.get(slug="infra")
-    n, precision, recall = _at_the_cut(LABELLED, track)
-    held_n, held_precision, held_recall = _at_the_cut(HELD_OUT, track)
+    figures = {name: _at_the_cut(papers, track) for name, papers in cut_sets.items()}
     with capsys.disabled():
-        print(
-            f"\nat the track minimum {track.min_score}: labelled ({n}) precision {precision:.3f}"
-            f" recall {recall:.3f}; held out ({held_n}) precision {held_precision:.3f}"
-            f" recall {held_recall:.3f}"
-        )
-    assert n >= 100 and held_n >= 30
-    # Before unseen vocabulary counted against relevance: labelled 0.830 / 0.846, held out
-    # 0.900 / 0.562. After: labelled 0.979 / 0.904, held out 0.846 / 0.688 (the held-out
-    # off-topic papers over the cut share the profile's RL words: drone swarms, traffic
-    # signals). The issue's target on the set it was calibrated on; the held-out figures
-    # pinned so a change of scorer shows here.
-    assert precision >= 0.9 and recall >= 0.85
-    assert held_precision >= 0.84 and held_recall >= 0.68
+        print(f"\nat the track minimum {track.min_score} (precision / recall):")
+        for name, (precision, recall) in figures.items():
+            print(f"  {name} ({len(cut_sets[name])}): {precision:.3f} / {recall:.3f}")
+    assert len(cut_sets["labelled"]) >= 100 and len(cut_sets["held out 2"]) >= 40
+    # Scorer 2 (the demo's description, keywords and 16 papers): labelled 0.979 / 0.904,
+    # calibration 0.727 / 0.667, held out 0.846 / 0.688, held out 2 0.739 / 0.773. Scorer 3
+    # (the track's glossary and its selections' topics as its words too): 0.940 / 0.904,
+    # 0.714 / 0.833, 0.824 / 0.875, 0.769 / 0.909 — recall up on three sets, the labelled
+    # precision down by one templated paper (quadruped control, three times). The issue's
+    # target holds on the labelled set; on the others, off-topic systems papers and
+    # reinforcement learning elsewhere still pass. The held-out sets were measured while
+    # scorer 3 was built (relevance by meaning, since dropped, and a RELEVANCE_FULL_AT of
+    # 0.085 the calibration sets favoured: held out 0.800 / 0.750, held out 2 0.760 / 0.864),
+    # so they are no longer untouched. Pinned so that a change of scorer shows here.
+    least = {
+        "labelled": (0.9, 0.85),
+        "calibration": (0.71, 0.83),
+        "held out": (0.82, 0.87),
+        "held out 2": (0.76, 0.9),
+    }
+    for name, (least_precision, least_recall) in least.items():
+        precision, recall = figures[name]
+        assert precision >= least_precision and recall >= least_recall, name
 
 
 def test_relevance_at_the_bound_is_weak_and_one_over_is_not(db):
