@@ -56,6 +56,7 @@ _SCALE = re.compile(
     r"thousands? of|billions? of|millions? of|fleet|datacenters?|GPUs?|H100|A100)\b",
     re.I,
 )
+_WORD = re.compile(r"\w+")
 _PRACTICE = re.compile(
     r"\b(?:open[- ]source|released|drop-in|throughput|latency|cost|memory|speed-?up|"
     r"reduces?|faster|serving|inference|operators?|engineers?|SLOs?)\b",
@@ -145,7 +146,11 @@ class _Profile:
             ]
         )
         self.terms = terms
-        self._term_words = {_key(w): _whole_word(w) for t in terms for w in t.words if w.strip()}
+        # Each term's words as _words writes them, and the terms each is found for.
+        self._term_keys: dict[str, list[int]] = {}
+        for i, term in enumerate(terms):
+            for key in {_words(w) for w in term.words} - {"  "}:
+                self._term_keys.setdefault(key, []).append(i)
         self.selected = selected
         self.rejected = rejected
         # Which paper each profile document is: a paper is never compared with itself.
@@ -197,10 +202,9 @@ class _Profile:
     def terms_in(self, text: str) -> list[list[str]]:
         """The track's terms ``text`` uses, as [English, Chinese] (a score's features are
         JSON), glossary first."""
-        lower = text.lower()
-        # A substring test first: most of the track's words are in no given paper.
-        found = {w for w, whole in self._term_words.items() if w in lower and whole.search(text)}
-        return [[t.en, t.zh] for t in self.terms if found.intersection(map(_key, t.words))]
+        words = _words(text)
+        found = {i for key, terms in self._term_keys.items() if key in words for i in terms}
+        return [[self.terms[i].en, self.terms[i].zh] for i in sorted(found)]
 
     def relevance(self, texts: list[str], ids: list[int | None]) -> list[dict]:
         import numpy as np
@@ -286,13 +290,11 @@ def _track_terms(track: Track, selected_ids: list[int]) -> list[TrackTerm]:
     ]
 
 
-def _key(word: str) -> str:
-    return word.strip().lower()
-
-
-def _whole_word(word: str) -> re.Pattern:
-    """``word`` as a whole word, case aside: "cache" is not found in "cached"."""
-    return re.compile(rf"(?<!\w){re.escape(word.strip())}(?!\w)", re.I)
+def _words(text: str) -> str:
+    """``text`` lower-cased, its words between single spaces, a space either end: a term so
+    written is found as a substring only whole ("cache" not in "cached"; "KV-cache" is
+    "KV cache")."""
+    return f" {' '.join(_WORD.findall(text.lower()))} "
 
 
 def _closest(similarity, ids: list[int | None], profile_ids: list[int | None]):
