@@ -146,11 +146,12 @@ class _Profile:
             ]
         )
         self.terms = terms
-        # Each term's words as _words writes them, and the terms each is found for.
-        self._term_keys: dict[str, list[int]] = {}
+        # Each term's words, lower-cased, by their first: (the words, the term's index).
+        self._term_words: dict[str, list[tuple[list[str], int]]] = {}
         for i, term in enumerate(terms):
-            for key in {_words(w) for w in term.words} - {"  "}:
-                self._term_keys.setdefault(key, []).append(i)
+            for word in term.words:
+                if words := _WORD.findall(word.lower()):
+                    self._term_words.setdefault(words[0], []).append((words, i))
         self.selected = selected
         self.rejected = rejected
         # Which paper each profile document is: a paper is never compared with itself.
@@ -202,8 +203,14 @@ class _Profile:
     def terms_in(self, text: str) -> list[list[str]]:
         """The track's terms ``text`` uses, as [English, Chinese] (a score's features are
         JSON), glossary first."""
-        words = _words(text)
-        found = {i for key, terms in self._term_keys.items() if key in words for i in terms}
+        words = _WORD.findall(text.lower())
+        # Whole words only: "cache" is not found in "cached"; "KV-cache" is "KV cache".
+        found = {
+            i
+            for at, word in enumerate(words)
+            for term_words, i in self._term_words.get(word, ())
+            if words[at : at + len(term_words)] == term_words
+        }
         return [[self.terms[i].en, self.terms[i].zh] for i in sorted(found)]
 
     def relevance(self, texts: list[str], ids: list[int | None]) -> list[dict]:
@@ -288,13 +295,6 @@ def _track_terms(track: Track, selected_ids: list[int]) -> list[TrackTerm]:
     return [TrackTerm(en, zh, (en,)) for en, zh in glossary] + [
         TrackTerm(en, zh, (en, *keywords)) for en, zh, keywords in topics
     ]
-
-
-def _words(text: str) -> str:
-    """``text`` lower-cased, its words between single spaces, a space either end: a term so
-    written is found as a substring only whole ("cache" not in "cached"; "KV-cache" is
-    "KV cache")."""
-    return f" {' '.join(_WORD.findall(text.lower()))} "
 
 
 def _closest(similarity, ids: list[int | None], profile_ids: list[int | None]):
