@@ -4,7 +4,6 @@ a server that accepts connections and never answers (a Redis that hangs)."""
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -27,28 +26,38 @@ def redis_caches(port: int, timeout: float = 0.5) -> dict:
     }
 
 
-@contextmanager
-def silent_server() -> Iterator[int]:
-    """A TCP server on 127.0.0.1 that accepts connections and never answers; its port."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    held: list[socket.socket] = []
-    stop = threading.Event()
+class SilentServer:
+    """A TCP server on 127.0.0.1 that accepts connections and never answers.
 
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
+    The kernel completes each connection and takes what the client sends, so a client sees a
+    server that hangs; the test counts the connections made to it."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.setblocking(False)
+        self.port: int = self.listener.getsockname()[1]
+        self.held: list[socket.socket] = []
+
+    def connections(self) -> int:
+        """How many connections clients have made to it so far."""
+        while True:
             try:
-                held.append(listener.accept()[0])
-            except TimeoutError:
-                continue
+                self.held.append(self.listener.accept()[0])
+            except BlockingIOError:
+                return len(self.held)
 
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield listener.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join()
-        for conn in held:
+    def close(self) -> None:
+        self.connections()
+        for conn in self.held:
             conn.close()
-        listener.close()
+        self.listener.close()
+
+
+@contextmanager
+def silent_server() -> Iterator[SilentServer]:
+    """A server that accepts connections and never answers, closed on leaving."""
+    server = SilentServer()
+    try:
+        yield server
+    finally:
+        server.close()

@@ -33,8 +33,8 @@ def unmemoised(monkeypatch):
 @pytest.fixture
 def silent_server():
     """A TCP server on 127.0.0.1 that accepts connections and never answers."""
-    with cache_servers.silent_server() as port:
-        yield port
+    with cache_servers.silent_server() as server:
+        yield server.port
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/readyz"])
