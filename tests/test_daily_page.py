@@ -11,6 +11,9 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
+# Pages are read as a browser reads them, whitespace collapsed (the templates' line breaks
+# are djhtml's).
+
 SEED_ORDER = [
     "hilo",
     "coloc",
@@ -34,14 +37,14 @@ def _entry_ids(html: str) -> list[str]:
 def test_it_lists_the_seed_entries_in_order_with_scores(demo, anonymous, lang):
     response = anonymous.get(f"/{lang}/infra/2026-10-28/")
     assert response.status_code == 200
-    html = response.content.decode()
+    html = " ".join(response.content.decode().split())
     assert _entry_ids(html) == SEED_ORDER
     shown = re.findall(r'<span class="score"[^>]*>.*?</span>([\d.]+)</span>', html)
     assert shown == SEED_SCORES
 
 
 def test_it_shows_the_english_header_stats_lead_labels_and_badge(demo, anonymous):
-    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-28/").content.decode().split())
     assert "Infra — Paper Daily, 2026-10-28" in html
     assert "Scored 202 candidates · 10 selected · scores 3.35–4.85" in html
     assert html.count('class="lead-label"') == 1
@@ -52,7 +55,7 @@ def test_it_shows_the_english_header_stats_lead_labels_and_badge(demo, anonymous
 
 
 def test_it_shows_the_chinese_header_stats_lead_labels_and_badge(demo, anonymous):
-    html = anonymous.get("/zh/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/zh/infra/2026-10-28/").content.decode().split())
     assert "基础设施 — 论文日报，2026-10-28" in html
     assert "评分 202 篇 · 入选 10 篇 · 分数 3.35–4.85" in html
     assert "头条" in html
@@ -63,7 +66,7 @@ def test_it_shows_the_chinese_header_stats_lead_labels_and_badge(demo, anonymous
 
 
 def test_it_emphasises_the_takeaway_inside_the_summary(demo, anonymous):
-    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-28/").content.decode().split())
     hilo = html.split('id="hilo"', 1)[1].split("</li>", 1)[0]
     assert (
         '<strong class="takeaway">Plan degradation as whole-product states, '
@@ -77,18 +80,18 @@ def test_it_emphasises_the_takeaway_inside_the_summary(demo, anonymous):
 def test_it_derives_stats_from_the_entries_not_from_typed_text(db, anonymous):
     paper_a, paper_b = make_paper(), make_paper()
     make_daily(papers=[paper_a, paper_b], scores=["4.10", "3.55"], candidates=12)
-    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-28/").content.decode().split())
     assert "Scored 12 candidates · 2 selected · scores 3.55–4.10" in html
 
 
 def test_it_omits_what_an_imported_partial_daily_did_not_record(demo, anonymous):
-    html = anonymous.get("/en/infra/2026-10-27/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-27/").content.decode().split())
     assert "Scored" not in html
     assert "2 selected" in html and "scores" not in html.split('class="stats"')[1][:200]
 
 
 def test_it_links_the_previous_and_next_daily(demo, anonymous):
-    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-28/").content.decode().split())
     assert 'rel="prev" href="/en/infra/2026-10-27/"' in html
     assert 'rel="next" href="/en/infra/2026-10-29/"' in html
 
@@ -99,9 +102,9 @@ def test_the_pager_links_only_dailies_the_reader_may_see(db, anonymous, editor_c
     make_daily(date=dt.date(2026, 10, 28))
     make_daily(date=dt.date(2026, 10, 29), status="scheduled")
     make_daily(date=dt.date(2026, 10, 28), track=make_track("other"))
-    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-28/").content.decode().split())
     assert 'rel="prev" href="/en/infra/2026-10-26/"' in html and 'rel="next"' not in html
-    staff = editor_client.get("/zh/infra/2026-10-28/").content.decode()
+    staff = " ".join(editor_client.get("/zh/infra/2026-10-28/").content.decode().split())
     assert 'rel="prev" href="/zh/infra/2026-10-27/"' in staff
     assert 'rel="next" href="/zh/infra/2026-10-29/"' in staff
 
@@ -110,7 +113,7 @@ def test_the_pager_links_only_dailies_the_reader_may_see(db, anonymous, editor_c
 def test_each_heading_links_its_paper_page_in_the_pages_language(db, anonymous, lang):
     papers = [make_paper("kv-cache"), make_paper("moe_offload-2")]
     make_daily(papers=papers)
-    html = anonymous.get(f"/{lang}/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get(f"/{lang}/infra/2026-10-28/").content.decode().split())
     for paper in papers:
         assert f'<h2 class="entry-title"><a href="/{lang}/papers/{paper.slug}/">' in html
 
@@ -120,7 +123,7 @@ def test_it_shows_deep_dive_reading_time_only_for_published_ones(db, anonymous):
     make_daily(papers=[with_dive, draft_dive, without])
     make_deep_dive(with_dive, body_en=" ".join(["word"] * 660))
     make_deep_dive(draft_dive, status="draft")
-    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-28/").content.decode().split())
     assert html.count("Deep dive · ") == 1
     assert 'href="/en/deep-dives/with-dive/">Deep dive · 3 min' in html
 

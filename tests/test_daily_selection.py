@@ -17,6 +17,9 @@ from dailies.selection import NEAR_MISSES
 from papers.models import Paper, Score
 from tests.factories import make_daily, make_paper, make_track
 
+# Pages are read as a browser reads them, whitespace collapsed (the templates' line breaks
+# are djhtml's).
+
 DATE = dt.date(2026, 10, 28)
 IN_WINDOW = timezone.make_aware(dt.datetime(2026, 10, 27, 12, 0))
 
@@ -55,7 +58,7 @@ def _bars(html: str) -> dict[str, int]:
 
 def test_it_draws_every_scored_candidate_in_the_histogram(db, anonymous):
     daily, selected, others = _daily_with_candidates()
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     assert _bars(html) == {"bar-selected": len(selected), "bar-other": len(others)}
     assert "11 scored candidates, 3 selected." in html
     assert "<svg" in html and 'role="img"' in html and "style=" not in html.split("<svg", 1)[1]
@@ -63,7 +66,7 @@ def test_it_draws_every_scored_candidate_in_the_histogram(db, anonymous):
 
 def test_it_marks_the_track_minimum_and_the_lowest_selected(db, anonymous):
     _daily_with_candidates()
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     assert re.search(r'<line class="cut-min" x1="', html)
     assert re.search(r'<line class="cut-lowest" x1="', html)
     assert "track minimum 3.00" in html and "lowest selected 4.20" in html
@@ -71,7 +74,7 @@ def test_it_marks_the_track_minimum_and_the_lowest_selected(db, anonymous):
 
 def test_it_lists_the_next_five_candidates_by_score_below_the_cut(db, anonymous):
     _, _, others = _daily_with_candidates()
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
     shown = re.findall(r'<span class="score nm-score">([\d.]+)</span>', near)
     assert shown == ["3.95", "3.70", "3.45", "3.20", "2.95"]
@@ -82,7 +85,7 @@ def test_it_lists_the_next_five_candidates_by_score_below_the_cut(db, anonymous)
 
 def test_it_opens_each_score_onto_its_breakdown_rationale_and_scorer(db, anonymous):
     _, selected, _ = _daily_with_candidates()
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     entry = html.split(f'id="{selected[0].slug}"', 1)[1].split("</li>", 1)[0]
     details = entry.split('<details class="score-details">', 1)[1].split("</details>", 1)[0]
     assert "4.60" in details and "Relevance to the track" in details
@@ -90,19 +93,21 @@ def test_it_opens_each_score_onto_its_breakdown_rationale_and_scorer(db, anonymo
 
 
 def test_it_says_once_that_a_daily_recorded_no_scores(demo, anonymous):
-    html = anonymous.get("/en/infra/2026-10-27/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-27/").content.decode().split())
     assert html.count("No score was recorded for this daily") == 1
     assert 'class="score"' not in html and "—" not in html.split('<ol class="entries">')[1]
 
 
 def test_it_hides_the_internal_label_of_imported_scores(demo, anonymous):
-    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-28/").content.decode().split())
     assert "daily-import" not in html and "as published in the daily" in html
-    assert "daily-import" not in anonymous.get("/en/papers/hilo/").content.decode()
+    assert "daily-import" not in " ".join(
+        anonymous.get("/en/papers/hilo/").content.decode().split()
+    )
 
 
 def test_it_says_how_many_of_the_recorded_candidates_have_stored_scores(demo, anonymous):
-    html = anonymous.get("/en/infra/2026-10-28/").content.decode()
+    html = " ".join(anonymous.get("/en/infra/2026-10-28/").content.decode().split())
     assert "Scores of 10 of the 202 candidates are stored" in html
 
 
@@ -112,7 +117,7 @@ def test_it_leaves_out_scores_recorded_after_assembly(db, anonymous):
     daily.save(update_fields=["assembled_at"])
     later = Score.objects.filter(paper=others[0]).get()
     Score.objects.filter(pk=later.pk).update(created_at=daily.assembled_at + dt.timedelta(hours=1))
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     assert _bars(html) == {"bar-selected": 3, "bar-other": 1}
 
 
@@ -133,14 +138,14 @@ def test_it_says_when_the_editor_set_another_score_than_the_scorers(db, anonymou
     track = make_track(min_score=Decimal("3.00"))
     paper = _candidate(track, "4.60")
     make_daily(date=DATE, papers=[paper], scores=["4.15"], track=track)
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     entry = html.split(f'id="{paper.slug}"', 1)[1].split("</li>", 1)[0]
     assert "4.15" in entry and "scorer's total 4.60, set by the editor" in entry
 
 
 def test_it_says_when_no_scorers_record_is_stored_for_a_score(db, anonymous):
     make_daily(date=DATE, papers=[make_paper()], scores=["4.15"])
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     assert "No scorer's record is stored for this score." in html
     assert "set by the editor" not in html
 
@@ -149,7 +154,7 @@ def test_a_near_miss_shows_its_full_title_and_its_rationale_cut_short(db, anonym
     daily, _, others = _daily_with_candidates(n_unselected=1)
     Score.objects.filter(paper=others[0]).update(rationale_en="Why. " * 80)
     Paper.objects.filter(pk=others[0].pk).update(short_name="NM", title="A near miss")
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
     assert '<span lang="en">NM: A near miss</span>' in near
     shown = near.split('<p class="rationale">')[-1].split("</p>", 1)[0]
@@ -175,7 +180,7 @@ def test_its_candidates_are_those_ingested_since_the_previous_dailys_cut_off(db,
         created_at=timezone.make_aware(dt.datetime(2026, 9, 1, 12, 0))
     )
     make_daily(date=DATE, track=track, papers=[old_pick], scores=["4.40"])
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     assert _bars(html) == {"bar-selected": 1, "bar-other": 1}
     near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
     assert in_window.slug in near and earlier.slug not in near and later.slug not in near
@@ -212,7 +217,7 @@ def test_just_below_the_cut_leaves_out_papers_a_published_daily_of_the_track_sel
     fresh = _candidate(track, "3.70", slug="fresh")
     pick = _candidate(track, "4.40", slug="pick")
     make_daily(date=DATE, track=track, papers=[pick], scores=["4.40"])
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
     assert fresh.slug in near and shown_before.slug not in near
     assert _bars(html) == {"bar-selected": 1, "bar-other": 1}
@@ -226,7 +231,7 @@ def test_just_below_the_cut_lists_only_papers_of_the_track(db, anonymous):
     stray.tracks.clear()
     fresh = _candidate(track, "3.70", slug="fresh")
     make_daily(date=DATE, track=track, papers=[_candidate(track, "4.40")], scores=["4.40"])
-    html = anonymous.get(f"/en/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/en/infra/{DATE}/").content.decode().split())
     near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
     assert fresh.slug in near and stray.slug not in near
 
@@ -238,7 +243,7 @@ def test_a_near_miss_rationale_is_in_the_pages_language_only(db, anonymous):
     result = RubricScorer().score([others[0]], daily.track)[0]
     Score.objects.filter(paper=others[0]).update(rationale_zh=result.rationale_zh)
     Score.objects.filter(paper=others[1]).update(rationale_zh="")
-    html = anonymous.get(f"/zh/infra/{DATE}/").content.decode()
+    html = " ".join(anonymous.get(f"/zh/infra/{DATE}/").content.decode().split())
     near = html.split('<ol class="near-misses">', 1)[1].split("</ol>", 1)[0]
     shown = re.findall(r'<p class="rationale">([^<]*)</p>', near)
     assert shown and all(not re.search(r"[A-Za-z]{3,}", text) for text in shown), shown
@@ -263,8 +268,8 @@ def test_a_draft_the_day_before_closes_the_window_for_readers_as_for_assembly(
     Paper.objects.filter(pk=drafts_own.pk).update(created_at=IN_WINDOW - dt.timedelta(days=1))
     make_daily(date=DATE, track=track, papers=[selected], scores=["4.60"])
     url = f"/en/infra/{DATE}/"
-    public = _bars(anonymous.get(url).content.decode())
+    public = _bars(" ".join(anonymous.get(url).content.decode().split()))
     cache.clear()
-    preview = _bars(editor_client.get(url).content.decode())
+    preview = _bars(" ".join(editor_client.get(url).content.decode().split()))
     assert public == preview == {"bar-selected": 1, "bar-other": 1}
     assert [p.pk for p in daily_candidates(track, DATE)] == [in_window.pk]
