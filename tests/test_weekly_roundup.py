@@ -27,6 +27,9 @@ from papers.models import LLMRequest, Summary
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 from tests.llm_server import completion, system_message, user_message
 
+# Pages are read as a browser reads them, whitespace collapsed (the templates' line breaks
+# are djhtml's).
+
 # ISO week 2026-W44: Monday 26 October to Sunday 1 November.
 MONDAY = dt.date(2026, 10, 26)
 WEEK = "/en/infra/week/2026-W44/"
@@ -62,7 +65,7 @@ def test_it_lists_the_weeks_published_dailies_picks_first(db, anonymous, lang):
     _week()
     response = anonymous.get(f"/{lang}/infra/week/2026-W44/")
     assert response.status_code == 200
-    html = response.content.decode()
+    html = " ".join(response.content.decode().split())
     assert f'href="/{lang}/infra/2026-10-26/"' in html
     assert f'href="/{lang}/infra/2026-10-28/"' in html
     # The picks (each daily's lead) come before the highest scores.
@@ -80,7 +83,7 @@ def test_it_lists_the_weeks_published_dailies_picks_first(db, anonymous, lang):
 
 def test_it_lists_the_highest_scores_in_order_within_their_bound(db, anonymous):
     _week(papers_a_day=WEEK_TOP_SCORES)
-    html = anonymous.get(WEEK).content.decode()
+    html = " ".join(anonymous.get(WEEK).content.decode().split())
     top = html[html.index('id="top-h"') :]
     # w0-1 scored 4.40, w2-1 4.35, w0-2 4.30, ...; the picks are not listed again.
     assert top.index("/papers/w0-1/") < top.index("/papers/w2-1/") < top.index("/papers/w0-2/")
@@ -117,7 +120,7 @@ def test_it_lists_the_deep_dives_and_the_verified_code_of_the_week(db, anonymous
         last_run_at=timezone.now(),
         code_hash=program.code_hash(),
     )
-    html = anonymous.get(WEEK).content.decode()
+    html = " ".join(anonymous.get(WEEK).content.decode().split())
     dives = html[html.index('id="dives-h"') : html.index('id="code-h"')]
     assert f"/papers/{paper.slug}/" in dives
     assert f"/deep-dives/{paper.slug}-dive/" in dives
@@ -135,23 +138,23 @@ def test_it_links_the_nearest_weeks_with_a_published_daily(db, anonymous, lang):
     for day, slug in ((MONDAY - dt.timedelta(weeks=1), "w43"), (_day(14), "w46")):
         make_daily(track=track, date=day, papers=[make_paper(slug)], status=Daily.Status.DRAFT)
     previous, following = ("上一周", "下一周") if lang == "zh" else ("Previous week", "Next week")
-    html = anonymous.get(f"/{lang}/infra/week/2026-W44/").content.decode()
+    html = " ".join(anonymous.get(f"/{lang}/infra/week/2026-W44/").content.decode().split())
     # W43 has only a draft daily: the link skips it.
     assert f'<a rel="prev" href="/{lang}/infra/week/2026-W42/">← {previous} · 2026-W42</a>' in html
     assert f'<a rel="next" href="/{lang}/infra/week/2026-W45/">{following} · 2026-W45 →</a>' in html
     assert "2026-W43" not in html
     # Nor W46: the last week with a published daily has no next link.
-    html = anonymous.get(f"/{lang}/infra/week/2026-W45/").content.decode()
+    html = " ".join(anonymous.get(f"/{lang}/infra/week/2026-W45/").content.decode().split())
     assert f'rel="prev" href="/{lang}/infra/week/2026-W44/"' in html
     assert 'rel="next"' not in html and "2026-W46" not in html
-    html = anonymous.get(f"/{lang}/infra/week/2026-W42/").content.decode()
+    html = " ".join(anonymous.get(f"/{lang}/infra/week/2026-W42/").content.decode().split())
     assert 'rel="prev"' not in html and f'rel="next" href="/{lang}/infra/week/2026-W44/"' in html
 
 
 def test_the_daily_page_links_its_week(db, anonymous):
     _week()
     for lang in ("en", "zh"):
-        html = anonymous.get(f"/{lang}/infra/2026-10-28/").content.decode()
+        html = " ".join(anonymous.get(f"/{lang}/infra/2026-10-28/").content.decode().split())
         assert f'href="/{lang}/infra/week/2026-W44/"' in html
 
 
@@ -230,18 +233,18 @@ def test_the_llm_drafts_each_language_of_the_weeks_intro_in_its_own_request(db, 
 def test_the_page_shows_no_intro_until_an_editor_publishes_it(db, anonymous, editor):
     _week()
     roundup = _drafted()
-    assert roundup.intro_en not in anonymous.get(WEEK).content.decode()
+    assert roundup.intro_en not in " ".join(anonymous.get(WEEK).content.decode().split())
     services.roundup_publish(roundup=roundup, user=editor)
     roundup.refresh_from_db()
     assert (roundup.published_by, roundup.status) == (editor, "published")
     assert roundup.published_at is not None
     assert AuditRecord.objects.filter(object_id=str(roundup.pk), action="publish").exists()
     for lang, text in (("en", roundup.intro_en), ("zh", roundup.intro_zh)):
-        html = anonymous.get(f"/{lang}/infra/week/2026-W44/").content.decode()
+        html = " ".join(anonymous.get(f"/{lang}/infra/week/2026-W44/").content.decode().split())
         assert text.replace("'", "&#x27;") in html
         assert 'class="provenance"' in html  # machine text says so
     services.roundup_unpublish(roundup=roundup, user=editor)
-    assert 'class="intro"' not in anonymous.get(WEEK).content.decode()
+    assert 'class="intro"' not in " ".join(anonymous.get(WEEK).content.decode().split())
 
 
 def test_only_an_editor_publishes_the_intro_and_never_with_open_flags(db, contributor, editor):
@@ -360,7 +363,7 @@ def test_a_published_roundup_edit_retires_the_week_page_and_feed_and_nothing_els
     )
     assert _kept(anonymous, [WEEK, "/zh/infra/week/2026-W44/", WEEKS_FEED]) == []
     assert _kept(anonymous, UNRELATED) == UNRELATED
-    assert "A corrected intro." in anonymous.get(WEEK).content.decode()
+    assert "A corrected intro." in " ".join(anonymous.get(WEEK).content.decode().split())
 
 
 def test_publishing_and_unpublishing_the_intro_retire_the_week_page(db, anonymous, editor):
@@ -369,9 +372,9 @@ def test_publishing_and_unpublishing_the_intro_retire_the_week_page(db, anonymou
     _warm(anonymous, [WEEK, *UNRELATED])
     services.roundup_publish(roundup=roundup, user=editor)
     assert _kept(anonymous, [WEEK, *UNRELATED]) == UNRELATED
-    assert 'class="intro"' in anonymous.get(WEEK).content.decode()
+    assert 'class="intro"' in " ".join(anonymous.get(WEEK).content.decode().split())
     services.roundup_unpublish(roundup=roundup, user=editor)
-    assert 'class="intro"' not in anonymous.get(WEEK).content.decode()
+    assert 'class="intro"' not in " ".join(anonymous.get(WEEK).content.decode().split())
 
 
 def test_a_draft_roundup_edit_retires_nothing(db, anonymous, contributor):
@@ -387,7 +390,7 @@ def test_a_daily_published_in_the_week_retires_its_week_page(db, anonymous, edit
     _warm(anonymous, [WEEK, "/en/infra/week/2026-W45/"])
     services.daily_publish(daily=made["draft"][0], user=editor)
     assert _kept(anonymous, [WEEK]) == []
-    assert "secret-draft-paper" in anonymous.get(WEEK).content.decode()
+    assert "secret-draft-paper" in " ".join(anonymous.get(WEEK).content.decode().split())
 
 
 def test_a_daily_published_in_another_week_retires_the_week_pages_it_neighbours(
@@ -402,10 +405,12 @@ def test_a_daily_published_in_another_week_retires_the_week_pages_it_neighbours(
         status=Daily.Status.DRAFT,
     )
     _warm(anonymous, [WEEK])
-    assert 'rel="prev"' not in anonymous.get(WEEK).content.decode()
+    assert 'rel="prev"' not in " ".join(anonymous.get(WEEK).content.decode().split())
     services.daily_publish(daily=w43, user=editor)
     assert _kept(anonymous, [WEEK]) == []
-    assert 'rel="prev" href="/en/infra/week/2026-W43/"' in anonymous.get(WEEK).content.decode()
+    assert 'rel="prev" href="/en/infra/week/2026-W43/"' in " ".join(
+        anonymous.get(WEEK).content.decode().split()
+    )
 
 
 def test_deleting_a_published_roundup_takes_an_editor_and_retires_the_week_page(
@@ -418,7 +423,7 @@ def test_deleting_a_published_roundup_takes_an_editor_and_retires_the_week_page(
         services.roundup_delete(roundup=roundup, user=contributor)
     _warm(anonymous, [WEEK])
     services.roundup_delete(roundup=roundup, user=editor)
-    assert 'class="intro"' not in anonymous.get(WEEK).content.decode()
+    assert 'class="intro"' not in " ".join(anonymous.get(WEEK).content.decode().split())
     assert AuditRecord.objects.filter(object_id=str(roundup.pk), action="delete").exists()
 
 
@@ -440,7 +445,7 @@ def test_its_feed_has_a_week_an_item_without_drafts(db, anonymous, editor, lang)
     ]
     body = feed.entries[1].summary
     assert "/papers/w0-0/" in body and "/papers/w2-0/" in body
-    assert "secret-draft-paper" not in response.content.decode()
+    assert "secret-draft-paper" not in " ".join(response.content.decode().split())
     assert roundup.intro_en[:30] not in body
     services.roundup_publish(roundup=roundup, user=editor)
     feed = feedparser.parse(anonymous.get(f"/{lang}/feeds/infra/weeks.atom").content)
@@ -466,7 +471,7 @@ def test_the_page_costs_a_fixed_number_of_queries(
     # papers.
     with django_assert_num_queries(11):
         response = anonymous.get(WEEK)
-    html = response.content.decode()
+    html = " ".join(response.content.decode().split())
     assert 'rel="prev" href="/en/infra/week/2026-W43/"' in html
     assert 'rel="next" href="/en/infra/week/2026-W45/"' in html
 
