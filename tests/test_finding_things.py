@@ -18,6 +18,9 @@ from papers.models import Track
 from search.related import RELATED_PAPERS
 from tests.factories import make_daily, make_deep_dive, make_paper, make_track
 
+# Pages are read as a browser reads them, whitespace collapsed (the templates' line breaks
+# are djhtml's).
+
 PAGES = [
     "/en/",
     "/en/infra/2026-10-28/",
@@ -33,7 +36,7 @@ PAGES = [
 
 @pytest.mark.parametrize("url", PAGES)
 def test_every_page_has_the_search_box_and_the_sections(demo, anonymous, url):
-    html = anonymous.get(url).content.decode()
+    html = " ".join(anonymous.get(url).content.decode().split())
     header = html.split('<header class="site-header">', 1)[1].split("</header>", 1)[0]
     assert 'role="search"' in header and 'name="q"' in header
     lang = url.split("/")[1]
@@ -47,13 +50,13 @@ def test_the_deep_dive_index_lists_published_deep_dives_with_reading_time(db, an
     make_daily(papers=[shown, hidden])
     make_deep_dive(shown, body_en="word " * 660)
     make_deep_dive(hidden, status="draft")
-    html = anonymous.get("/en/deep-dives/").content.decode()
+    html = " ".join(anonymous.get("/en/deep-dives/").content.decode().split())
     assert 'href="/en/deep-dives/shown-dive/"' in html and "3 min read" in html
     assert "hidden-dive" not in html
 
 
 def test_the_home_page_shows_the_latest_lead_entries_recent_dailies_and_topics(demo, anonymous):
-    html = anonymous.get("/en/").content.decode()
+    html = " ".join(anonymous.get("/en/").content.decode().split())
     entries = re.findall(r'<li class="home-entry[^"]*">', html)
     assert len(entries) == 3  # the 10-29 daily
     assert '<li class="home-entry home-lead">' in html and 'class="takeaway"' in html
@@ -62,7 +65,7 @@ def test_the_home_page_shows_the_latest_lead_entries_recent_dailies_and_topics(d
 
 
 def test_the_home_page_shows_chinese_headlines(demo, anonymous):
-    html = anonymous.get("/zh/").content.decode()
+    html = " ".join(anonymous.get("/zh/").content.decode().split())
     first = html.split('<li class="home-entry home-lead">', 1)[1].split("</li>", 1)[0]
     assert re.search(r"[\u4e00-\u9fff]", first.split('class="summary"')[0])
 
@@ -169,7 +172,7 @@ def test_the_first_page_needs_no_number(demo, anonymous):
 
 
 def test_it_lists_related_papers_in_the_page_language(indexed_demo, anonymous):
-    html = anonymous.get("/zh/papers/bellowskv/").content.decode()
+    html = " ".join(anonymous.get("/zh/papers/bellowskv/").content.decode().split())
     related = html.split('<ul class="related">', 1)[1].split("</ul>", 1)[0]
     links = re.findall(r'href="/zh/papers/([^/]+)/"', related)
     assert 0 < len(links) <= RELATED_PAPERS and "bellowskv" not in links
@@ -190,7 +193,7 @@ def test_the_paper_page_query_count_does_not_grow_with_related_papers(
 
 
 def test_it_offers_the_query_as_typed_when_it_corrected_the_spelling(indexed_demo, anonymous):
-    html = anonymous.get("/en/papers/?q=degradatoin").content.decode()
+    html = " ".join(anonymous.get("/en/papers/?q=degradatoin").content.decode().split())
     assert "Showing results for" in html
     link = re.search(r'<a href="\?([^"]*exact=1)">Search instead for', html)
     assert link
@@ -223,12 +226,12 @@ def test_the_topic_chips_print_names_as_text_with_their_counts(db, anonymous, se
     settings.PAGE_CACHE_ENABLED = False
     make_daily(papers=[make_paper("one", topics=("kv",)), make_paper("two", topics=("kv",))])
     Topic.objects.filter(slug="kv").update(name_en='<b>KV</b> & "cache"')
-    home = anonymous.get("/en/").content.decode()
+    home = " ".join(anonymous.get("/en/").content.decode().split())
     assert (
         '<a class="chip" href="/en/topics/kv/">&lt;b&gt;KV&lt;/b&gt; &amp; &quot;cache&quot;'
         ' <span class="chip-count">2</span></a>'
     ) in home
-    index = anonymous.get("/en/papers/?topic=kv").content.decode()
+    index = " ".join(anonymous.get("/en/papers/?topic=kv").content.decode().split())
     assert (
         '<a class="chip chip-active" href="?" aria-current="true" title="Remove this filter">'
         "&lt;b&gt;KV&lt;/b&gt; &amp; &quot;cache&quot; ×</a>"
@@ -243,14 +246,14 @@ def test_the_home_page_says_which_of_its_texts_a_machine_drafted(db, anonymous, 
     settings.PAGE_CACHE_ENABLED = False
     lead, other, edited = make_paper("lead"), make_paper("other"), make_paper("edited")
     daily = make_daily(papers=[lead, other, edited])
-    home = anonymous.get("/en/").content.decode()
+    home = " ".join(anonymous.get("/en/").content.decode().split())
     assert "machine draft" not in home.lower()  # all written by editors
     Daily.objects.filter(pk=daily.pk).update(intro_en_provenance=Summary.Provenance.MACHINE)
     Summary.objects.filter(paper=lead, language="en").update(provenance=Summary.Provenance.MACHINE)
     Summary.objects.filter(paper=other, language="en").update(
         provenance=Summary.Provenance.MACHINE, reviewed_at=timezone.now()
     )
-    home = anonymous.get("/en/").content.decode()
+    home = " ".join(anonymous.get("/en/").content.decode().split())
     intro = home.split('<p class="intro"', 1)[1].split("<ol", 1)[0]
     assert '<p class="provenance">Intro: machine draft</p>' in intro
     entries = home.split('<ol class="home-entries">', 1)[1].split("</ol>", 1)[0].split("<li")[1:]
@@ -258,4 +261,4 @@ def test_the_home_page_says_which_of_its_texts_a_machine_drafted(db, anonymous, 
     assert "Machine draft, reviewed by an editor" in entries[1]
     assert "provenance" not in entries[2]  # an editor's takeaway
     Daily.objects.filter(pk=daily.pk).update(intro_zh_provenance=Summary.Provenance.MACHINE)
-    assert "导语：机器初稿" in anonymous.get("/zh/").content.decode()
+    assert "导语：机器初稿" in " ".join(anonymous.get("/zh/").content.decode().split())

@@ -14,6 +14,9 @@ from django.utils import timezone
 from papers.models import Summary
 from tests.factories import make_daily, make_deep_dive, make_paper
 
+# Pages are read as a browser reads them, whitespace collapsed (the templates' line breaks
+# are djhtml's).
+
 MARK = '<span class="provenance-mark">Machine draft</span>'
 
 
@@ -39,11 +42,13 @@ def test_a_daily_cards_lead_headline_says_a_machine_drafted_it(db, anonymous):
     archive = f"/en/{daily.track.slug}/"
     assert MARK not in _between(anonymous.get(archive).content.decode(), "lead-line", "</p>")
     _machine(lead, reviewed_at=timezone.now())
-    cards = anonymous.get(archive).content.decode().split('<li class="daily-card">')[1:]
+    cards = " ".join(anonymous.get(archive).content.decode().split()).split(
+        '<li class="daily-card">'
+    )[1:]
     assert len(cards) == 2 and newer.date.isoformat() in cards[0]
     assert MARK not in cards[0]
     assert f"lead headline</a> {MARK}</p>" in cards[1]
-    home = anonymous.get("/en/").content.decode()
+    home = " ".join(anonymous.get("/en/").content.decode().split())
     assert f"lead headline</a> {MARK}</p>" in _between(home, 'class="daily-cards', "</ul>")
 
 
@@ -53,7 +58,7 @@ def test_a_home_entry_without_its_takeaway_marks_its_headline(db, anonymous):
     Summary.objects.filter(paper=bare).update(takeaway="")
     for paper in (lead, bare, kept):
         _machine(paper)
-    home = anonymous.get("/en/").content.decode()
+    home = " ".join(anonymous.get("/en/").content.decode().split())
     entries = _between(home, '<ol class="home-entries">', "</ol>").split("<li")[1:]
     # The lead's summary and the third entry's takeaway are printed with their note.
     assert MARK not in entries[0] and "Machine draft, not yet reviewed" in entries[0]
@@ -70,7 +75,7 @@ def test_a_search_results_headline_is_marked_when_its_excerpt_came_from_elsewher
     for paper in (abstract, summary):
         _machine(paper)
     search_index_rebuild()
-    page = anonymous.get("/en/papers/?q=zebras").content.decode()
+    page = " ".join(anonymous.get("/en/papers/?q=zebras").content.decode().split())
     items = {slug: _between(page, f'<li id="{slug}">', "</li>") for slug in ("abstract", "summary")}
     # The excerpt from the abstract: the headline's summary has no note on the item.
     assert f"abstract headline</a> {MARK}" in items["abstract"]
@@ -79,7 +84,7 @@ def test_a_search_results_headline_is_marked_when_its_excerpt_came_from_elsewher
     assert MARK not in items["summary"]
     assert "Machine draft, not yet reviewed" in items["summary"]
     # The index item prints the summary and its note: no mark either.
-    index = anonymous.get("/en/papers/").content.decode()
+    index = " ".join(anonymous.get("/en/papers/").content.decode().split())
     assert MARK not in index and "Machine draft, not yet reviewed" in index
 
 
@@ -87,9 +92,11 @@ def test_the_deep_dives_list_marks_a_machine_drafted_headline(db, anonymous):
     paper = make_paper("dived")
     make_daily(papers=[paper])
     make_deep_dive(paper)
-    assert MARK not in anonymous.get("/en/deep-dives/").content.decode()
+    assert MARK not in " ".join(anonymous.get("/en/deep-dives/").content.decode().split())
     _machine(paper)
-    assert f"dived headline</a> {MARK}</p>" in anonymous.get("/en/deep-dives/").content.decode()
+    assert f"dived headline</a> {MARK}</p>" in " ".join(
+        anonymous.get("/en/deep-dives/").content.decode().split()
+    )
 
 
 def test_a_papers_related_papers_mark_a_machine_drafted_headline(db, anonymous):
@@ -100,11 +107,15 @@ def test_a_papers_related_papers_mark_a_machine_drafted_headline(db, anonymous):
     make_daily(papers=[one, other])
     search_index_rebuild()
     related = _between(
-        anonymous.get("/en/papers/one/").content.decode(), 'class="related"', "</ul>"
+        " ".join(anonymous.get("/en/papers/one/").content.decode().split()),
+        'class="related"',
+        "</ul>",
     )
     assert "other headline</a></li>" in related
     _machine(other, reviewed_at=timezone.now())
     related = _between(
-        anonymous.get("/en/papers/one/").content.decode(), 'class="related"', "</ul>"
+        " ".join(anonymous.get("/en/papers/one/").content.decode().split()),
+        'class="related"',
+        "</ul>",
     )
     assert f"other headline</a> {MARK}</li>" in related
