@@ -146,11 +146,14 @@ def contributor_client(contributor) -> Client:
 
 def _commits(item: pytest.Item) -> bool:
     """Whether a test runs outside a transaction (it commits, and pytest-django flushes the
-    database after it), decided as pytest-django decides when it orders the tests."""
+    database after it), decided as pytest-django decides when it orders the tests; or reads
+    the committed demo of ``demo_site``, which pytest-django orders with the tests that use
+    no database, after all those."""
     marker = item.get_closest_marker("django_db")
     if marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")):
         return True
-    return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return bool({"transactional_db", "live_server", "demo_site"} & fixtures)
 
 
 # The module's demo transaction while it is open, with the blocker that lets it be closed.
@@ -184,6 +187,13 @@ def _uses_demo(item: pytest.Item) -> bool:
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
+    names = set(getattr(item, "fixturenames", ()))
+    if "demo_site" in names and (
+        item.get_closest_marker("django_db") or {"db", "transactional_db", "live_server"} & names
+    ):
+        # Its database work would be rolled back or flushed under the module's shared demo,
+        # and pytest-django would run it among the tests that need the migrations' rows.
+        raise pytest.UsageError(f"{item.nodeid}: demo_site with a database of its own")
     # The slow kinds `make test-fast` leaves out (before -m deselects).
     if "worker" in getattr(item, "fixturenames", ()):
         item.add_marker(pytest.mark.worker)
@@ -192,8 +202,11 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 def _uses_db(item: pytest.Item) -> bool:
+    # A ``demo_site`` test reads a committed demo that is flushed after its module: it must
+    # not join a module's first database test (_with_their_module) ahead of other modules'.
     return bool(item.get_closest_marker("django_db")) or bool(
-        {"db", "transactional_db", "live_server"} & set(getattr(item, "fixturenames", ()))
+        {"db", "transactional_db", "live_server", "demo_site"}
+        & set(getattr(item, "fixturenames", ()))
     )
 
 
@@ -379,6 +392,79 @@ def program_runs(request) -> dict:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         made = dict(zip(here, pool.map(services.run_program, programs), strict=True))
     return {n: made[n] if n in made else _program_runs[n].result() for n in names}
+
+
+# The database the settings name, before pytest-django points them at its test copy: the
+# developer's own (VAR_DIR's SQLite file, or DATABASE_URL's).
+CONFIGURED_DATABASE = str(settings.DATABASES["default"]["NAME"])
+
+
+def is_test_database(settings_dict: dict, configured: str = CONFIGURED_DATABASE) -> bool:
+    """Whether the settings name a database pytest-django made for this run: an in-memory
+    SQLite one, or one whose name starts with ``test_`` (any xdist suffix after), and not
+    the one the settings named before the run."""
+    from django.db.backends.sqlite3.creation import DatabaseCreation
+
+    name = str(settings_dict["NAME"])
+    if name == configured:
+        return False
+    if settings_dict["ENGINE"].endswith("sqlite3") and DatabaseCreation.is_in_memory_db(name):
+        return True
+    return Path(name).name.startswith("test_")
+
+
+def refuse_unless_test_database(settings_dict: dict, configured: str = CONFIGURED_DATABASE):
+    if not is_test_database(settings_dict, configured):
+        raise RuntimeError(f"refusing to write into {settings_dict['NAME']!s}: not a test database")
+
+
+@pytest.fixture(scope="session")
+def _demo_site_database(django_db_setup, django_db_blocker):
+    """The test database for ``demo_site``: pytest-django makes one only when some selected
+    test asks for the database by its marks or fixtures, which a ``demo_site`` test does not
+    (see demo_site), so when none does it is made here, for the session."""
+    if is_test_database(connection.settings_dict):
+        yield
+        return
+    from django.test.utils import setup_databases, teardown_databases
+
+    with django_db_blocker.unblock():
+        made = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(made, verbosity=0)
+
+
+@pytest.fixture(scope="module")
+def demo_site(request, _demo_site_database, django_db_blocker):
+    """The URL of a live server with the demo and its deep dives committed, once for a test
+    module of browser tests that only read them (each test loading them cost 14 to 25 s under
+    load); flushed after the module, as pytest-django flushes after a transactional test.
+
+    The server is the module's own: a test that asks for pytest-django's ``live_server``
+    gets a transactional database, flushed after it, which would take the demo with it.
+    The database stays open to the server's thread while the module runs (the test itself
+    asks for no database)."""
+    from django.core.management import call_command
+    from pytest_django.live_server_helper import LiveServer
+
+    from dailies.demo import demo_load
+    from deepdives.demo import demo_load_deep_dives
+
+    with django_db_blocker.unblock():
+        refuse_unless_test_database(connection.settings_dict)
+        address = request.config.getvalue("liveserver")
+        server = LiveServer(address or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS") or "localhost")
+        server._live_server_modified_settings.enable()
+        try:
+            demo_load()
+            demo_load_deep_dives()
+            yield server.url
+        finally:
+            server._live_server_modified_settings.disable()
+            server.stop()
+            refuse_unless_test_database(connection.settings_dict)
+            call_command("flush", verbosity=0, interactive=False, reset_sequences=False)
 
 
 @pytest.fixture(scope="module")

@@ -16,16 +16,6 @@ if not CHROMIUM.exists() and not os.environ.get("REQUIRE_BROWSER"):
     pytestmark.append(pytest.mark.skip(reason="Debian chromium is not installed (CI installs it)"))
 
 
-@pytest.fixture
-def site(transactional_db, live_server):
-    from dailies.demo import demo_load
-    from deepdives.demo import demo_load_deep_dives
-
-    demo_load()
-    demo_load_deep_dives()
-    return live_server.url
-
-
 PAGES = [
     "/en/infra/2026-10-28/",
     "/zh/infra/2026-10-28/",
@@ -40,10 +30,10 @@ PAGES = [
 ]
 
 
-def test_pages_fit_a_phone_width_screen(site, browser):
+def test_pages_fit_a_phone_width_screen(demo_site, browser):
     page = browser.new_page(viewport={"width": 375, "height": 800})
     for path in PAGES:
-        response = page.goto(site + path)
+        response = page.goto(demo_site + path)
         assert response.status == 200, path
         overflow = page.evaluate(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
@@ -52,10 +42,10 @@ def test_pages_fit_a_phone_width_screen(site, browser):
     page.close()
 
 
-def test_a_reader_without_javascript_reads_and_switches_language(site, browser):
+def test_a_reader_without_javascript_reads_and_switches_language(demo_site, browser):
     context = browser.new_context(java_script_enabled=False, viewport={"width": 375, "height": 800})
     page = context.new_page()
-    page.goto(site + "/en/infra/2026-10-28/")
+    page.goto(demo_site + "/en/infra/2026-10-28/")
     entries = page.locator("li.entry")
     assert entries.count() == 10
     assert page.locator("li.entry-lead .lead-label").inner_text().strip().lower() == "lead story"

@@ -58,16 +58,6 @@ def axe_source() -> str:
     return AXE.read_text(encoding="utf-8")
 
 
-@pytest.fixture
-def site(transactional_db, live_server):
-    from dailies.demo import demo_load
-    from deepdives.demo import demo_load_deep_dives
-
-    demo_load()
-    demo_load_deep_dives()
-    return live_server.url
-
-
 def _violations(page, axe_source: str) -> list[str]:
     page.evaluate(axe_source)
     result = page.evaluate(
@@ -83,14 +73,16 @@ def _violations(page, axe_source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_finds_no_serious_violation_and_nothing_overflows(site, browser, axe_source, scheme):
+def test_axe_finds_no_serious_violation_and_nothing_overflows(
+    demo_site, browser, axe_source, scheme
+):
     context = browser.new_context(
         bypass_csp=True, color_scheme=scheme, viewport={"width": PHONE_WIDTH, "height": 800}
     )
     page = context.new_page()
     problems = []
     for path in PAGES:
-        response = page.goto(site + path)
+        response = page.goto(demo_site + path)
         assert response.status == 200, path
         problems += [f"{path}: {v}" for v in _violations(page, axe_source)]
         overflow = page.evaluate(
@@ -102,10 +94,10 @@ def test_axe_finds_no_serious_violation_and_nothing_overflows(site, browser, axe
     assert not problems, "\n".join(problems)
 
 
-def _toggle_dark(site, browser):
+def _toggle_dark(demo_site, browser):
     context = browser.new_context(java_script_enabled=False, color_scheme="light")
     page = context.new_page()
-    page.goto(site + "/en/papers/")
+    page.goto(demo_site + "/en/papers/")
     light = page.evaluate("getComputedStyle(document.body).backgroundColor")
     with page.expect_navigation():
         page.get_by_role("link", name="Dark", exact=True).click()
@@ -113,15 +105,15 @@ def _toggle_dark(site, browser):
     return context, page, light
 
 
-def test_the_theme_toggle_works_without_javascript(site, browser):
-    context, page, light = _toggle_dark(site, browser)
-    page.goto(site + "/en/topics/")
+def test_the_theme_toggle_works_without_javascript(demo_site, browser):
+    context, page, light = _toggle_dark(demo_site, browser)
+    page.goto(demo_site + "/en/topics/")
     assert page.locator("html").get_attribute("data-theme") == "dark"
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") != light
     context.close()
 
 
-def test_the_page_the_toggle_returns_to_is_in_the_new_theme(site, browser):
-    context, page, _ = _toggle_dark(site, browser)
+def test_the_page_the_toggle_returns_to_is_in_the_new_theme(demo_site, browser):
+    context, page, _ = _toggle_dark(demo_site, browser)
     assert page.locator("html").get_attribute("data-theme") == "dark"
     context.close()

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.test_browser import CHROMIUM, PAGES, site  # noqa: F401 (a fixture)
+from tests.test_browser import CHROMIUM, PAGES
 
 pytestmark = [pytest.mark.browser]
 if not CHROMIUM.exists():
@@ -20,6 +20,7 @@ document.addEventListener("securitypolicyviolation", (e) => {
   window.__violations.push(e.violatedDirective + " " + (e.blockedURI || "inline"));
 });
 """
+PASSPHRASE = "a long passphrase"
 PAPER = "rgb(252, 252, 251)"  # --paper in static/css/site.css
 
 
@@ -49,10 +50,10 @@ def _assert_clean(page, complaints: list[str], path: str) -> None:
     assert complaints == [], path
 
 
-def test_it_renders_every_page_under_the_policy_with_its_stylesheet(site, watched):  # noqa: F811
+def test_it_renders_every_page_under_the_policy_with_its_stylesheet(demo_site, watched):
     page, complaints = watched
     for path in [*PAGES, "/en/topics/", "/en/infra/", "/en/papers/no-such-paper/"]:
-        response = page.goto(site + path)
+        response = page.goto(demo_site + path)
         assert response.status in (200, 404), path
         assert "default-src 'self'" in response.headers["content-security-policy"]
         _assert_clean(page, complaints, path)
@@ -60,9 +61,9 @@ def test_it_renders_every_page_under_the_policy_with_its_stylesheet(site, watche
         assert background == PAPER, path
 
 
-def test_it_keeps_the_language_switch_working_under_the_policy(site, watched):  # noqa: F811
+def test_it_keeps_the_language_switch_working_under_the_policy(demo_site, watched):
     page, complaints = watched
-    page.goto(site + "/en/infra/2026-10-28/")
+    page.goto(demo_site + "/en/infra/2026-10-28/")
     page.get_by_role("link", name="中文").click()
     page.wait_for_url("**/zh/infra/2026-10-28/")
     assert "评分 202 篇" in page.locator("p.stats").inner_text()
@@ -72,21 +73,31 @@ def test_it_keeps_the_language_switch_working_under_the_policy(site, watched):  
 
 
 @pytest.fixture
-def root(site, django_user_model):  # noqa: F811
-    """A superuser who may sign in to the admin."""
-    django_user_model.objects.create_superuser("root", "root@example.org", "a long passphrase")
+def root(demo_site):
+    """A superuser who may sign in to the admin; removed after the test with the sessions
+    made meanwhile, so the module's shared demo is as the other tests read it."""
+    # Not pytest-django's django_user_model: it asks for ``db``, and the test would run in a
+    # transaction the server cannot see, among the tests that need the migrations' rows.
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.models import Session
+
+    before = set(Session.objects.values_list("pk", flat=True))
+    user = get_user_model().objects.create_superuser("root", "root@example.org", PASSPHRASE)
+    yield user
+    Session.objects.exclude(pk__in=before).delete()
+    user.delete()
 
 
-def test_it_keeps_the_admin_working_under_the_policy(site, root, watched):  # noqa: F811
+def test_it_keeps_the_admin_working_under_the_policy(demo_site, root, watched):
     page, complaints = watched
-    page.goto(site + "/admin/login/")
+    page.goto(demo_site + "/admin/login/")
     page.fill("#id_username", "root")
-    page.fill("#id_password", "a long passphrase")
+    page.fill("#id_password", PASSPHRASE)
     page.click("input[type=submit]")
-    page.wait_for_url(site + "/admin/")
+    page.wait_for_url(demo_site + "/admin/")
     _assert_clean(page, complaints, "/admin/")
     # A change list with actions (admin JavaScript) and a change form with inlines.
-    page.goto(site + "/admin/dailies/daily/")
+    page.goto(demo_site + "/admin/dailies/daily/")
     assert page.locator("#changelist-form").count() == 1
     _assert_clean(page, complaints, "/admin/dailies/daily/")
     page.locator("#result_list tbody a").first.click()
@@ -94,7 +105,7 @@ def test_it_keeps_the_admin_working_under_the_policy(site, root, watched):  # no
     assert page.locator("form").count() >= 1
     _assert_clean(page, complaints, "a daily's change form")
     # The action checkbox is driven by admin/js/actions.js: it must run.
-    page.goto(site + "/admin/dailies/daily/")
+    page.goto(demo_site + "/admin/dailies/daily/")
     page.locator("#action-toggle").check()
     assert page.locator("tr.selected").count() >= 1
     _assert_clean(page, complaints, "admin actions")
