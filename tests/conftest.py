@@ -465,6 +465,9 @@ def demo_site(request, _demo_site_database, django_db_blocker):
             server.stop()
             refuse_unless_test_database(connection.settings_dict)
             call_command("flush", verbosity=0, interactive=False, reset_sequences=False)
+            # On PostgreSQL a connection left open here outlived the session and stopped
+            # pytest-django dropping the test database.
+            connection.close()
 
 
 @pytest.fixture(scope="module")

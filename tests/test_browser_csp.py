@@ -73,31 +73,27 @@ def test_it_keeps_the_language_switch_working_under_the_policy(demo_site, watche
 
 
 @pytest.fixture
-def root(demo_site):
-    """A superuser who may sign in to the admin; removed after the test with the sessions
-    made meanwhile, so the module's shared demo is as the other tests read it."""
-    # Not pytest-django's django_user_model: it asks for ``db``, and the test would run in a
-    # transaction the server cannot see, among the tests that need the migrations' rows.
-    from django.contrib.auth import get_user_model
-    from django.contrib.sessions.models import Session
+def admin_site(transactional_db, live_server, django_user_model):
+    """The demo and a superuser who may sign in to the admin, on pytest-django's live server
+    with the database flushed after the test: signing in writes, and on PostgreSQL the
+    module's shared server (demo_site) kept a connection from it open past the session's end."""
+    from dailies.demo import demo_load
 
-    before = set(Session.objects.values_list("pk", flat=True))
-    user = get_user_model().objects.create_superuser("root", "root@example.org", PASSPHRASE)
-    yield user
-    Session.objects.exclude(pk__in=before).delete()
-    user.delete()
+    demo_load()
+    django_user_model.objects.create_superuser("root", "root@example.org", PASSPHRASE)
+    return live_server.url
 
 
-def test_it_keeps_the_admin_working_under_the_policy(demo_site, root, watched):
+def test_it_keeps_the_admin_working_under_the_policy(admin_site, watched):
     page, complaints = watched
-    page.goto(demo_site + "/admin/login/")
+    page.goto(admin_site + "/admin/login/")
     page.fill("#id_username", "root")
     page.fill("#id_password", PASSPHRASE)
     page.click("input[type=submit]")
-    page.wait_for_url(demo_site + "/admin/")
+    page.wait_for_url(admin_site + "/admin/")
     _assert_clean(page, complaints, "/admin/")
     # A change list with actions (admin JavaScript) and a change form with inlines.
-    page.goto(demo_site + "/admin/dailies/daily/")
+    page.goto(admin_site + "/admin/dailies/daily/")
     assert page.locator("#changelist-form").count() == 1
     _assert_clean(page, complaints, "/admin/dailies/daily/")
     page.locator("#result_list tbody a").first.click()
@@ -105,7 +101,7 @@ def test_it_keeps_the_admin_working_under_the_policy(demo_site, root, watched):
     assert page.locator("form").count() >= 1
     _assert_clean(page, complaints, "a daily's change form")
     # The action checkbox is driven by admin/js/actions.js: it must run.
-    page.goto(demo_site + "/admin/dailies/daily/")
+    page.goto(admin_site + "/admin/dailies/daily/")
     page.locator("#action-toggle").check()
     assert page.locator("tr.selected").count() >= 1
     _assert_clean(page, complaints, "admin actions")
