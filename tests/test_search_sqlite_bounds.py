@@ -170,10 +170,9 @@ def test_an_any_term_pool_found_through_the_index_is_the_pool_the_walk_finds(
     # Head matches: 1, 2, 4, 6, 8. The pool is the newest three (8 has both words), ranked;
     # then every other match newest first.
     assert _numbers(everything, quasars) == [8, 4, 6, 7, 5, 3, 2, 1]
-    found = [q["sql"] for q in queries.captured_queries if "WITH found AS" in q["sql"]]
-    walked = [q["sql"] for q in queries.captured_queries if "WITH pool AS" in q["sql"]]
-    # Five head matches: found through the index when the bound admits them, else walked.
-    assert (len(found), len(walked)) == ((1, 0) if found_at_most >= 5 else (1, 1))
+    # Found through the index when the bound admits the five head matches, else walked: one
+    # statement either way, so a paper page's related papers cost the same at any scale.
+    assert len(queries.captured_queries) == 1
     for offset in range(len(PAPERS) + 1):
         for limit in (1, 2, 3, 6):
             window = backend.ranked(match, offset=offset, limit=limit)
